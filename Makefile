@@ -1,0 +1,125 @@
+# mosgw — plain GNU make. `make` builds everything into bin/; `make check` runs
+# every test suite and ends with one line "N passed, N failed".
+#
+# Each module adds its sources, programs and tests from its own module.mk.
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+B       ?= build/default
+BIN     ?= bin
+SAN     ?=
+
+PKGS = libxml-2.0 sqlite3 libevent libevent_openssl openssl jansson inih cmocka libpcap
+
+# A fresh machine lacks some -dev packages: install them before anything else.
+ifeq ($(filter clean distclean help,$(MAKECMDGOALS)),)
+ifneq ($(shell pkg-config --exists $(PKGS) 2>/dev/null && echo ok),ok)
+$(info mosgw: build dependencies missing; running tools/deps.sh)
+DEPS_STATUS := $(shell sh tools/deps.sh 1>&2; echo $$?)
+ifneq ($(DEPS_STATUS),0)
+$(error tools/deps.sh failed: install the packages it names, then run make again)
+endif
+endif
+endif
+
+WARN = -Wall -Wextra -Werror -Wformat=2 -Wshadow -Wpointer-arith -Wcast-qual \
+       -Wwrite-strings -Wstrict-prototypes -Wmissing-prototypes \
+       -Wmissing-declarations -Wundef -Wvla -Wno-missing-field-initializers
+
+ifneq ($(SAN),)
+SANFLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+endif
+
+pc_cflags = $(shell pkg-config --cflags $(1) 2>/dev/null)
+pc_libs   = $(shell pkg-config --libs $(1) 2>/dev/null)
+
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -I. $(WARN) $(call pc_cflags,$(PKGS)) \
+             $(SANFLAGS) $(CFLAGS)
+ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS)
+
+LIBS_XML     = $(call pc_libs,libxml-2.0)
+LIBS_SQLITE  = $(call pc_libs,sqlite3)
+LIBS_EVENT   = $(call pc_libs,libevent libevent_openssl openssl) -lpthread
+LIBS_JSON    = $(call pc_libs,jansson)
+LIBS_INIH    = $(call pc_libs,inih)
+LIBS_CMOCKA  = $(call pc_libs,cmocka)
+LIBS_PCAP    = $(call pc_libs,libpcap)
+
+OBJ = $(B)/obj
+LIB_MOSXML  = $(B)/libmosxml.a
+LIB_MOSJSON = $(B)/libmosjson.a
+LIB_QUEUE  = $(B)/libmosqueue.a
+LIB_GWCORE = $(B)/libgwcore.a
+
+# Filled in by the module fragments.
+PROGS        :=
+TEST_PROGS   :=
+TEST_SCRIPTS :=
+BENCH_PROGS  :=
+CLEAN_EXTRA  :=
+
+.PHONY: all check run bench asan fuzz lint install uninstall clean help tests
+all:
+
+include mosxml/module.mk
+include queue/module.mk
+include gateway/module.mk
+include tools/module.mk
+include conformance/module.mk
+include bench/module.mk
+
+all: $(PROGS)
+tests: $(TEST_PROGS)
+
+$(OBJ)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+# $(call link,LIBS): link the objects and archives among the prerequisites.
+define link
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o %.a,$^) $(1)
+endef
+
+# $(call archive): a static library from the objects among the prerequisites.
+define archive
+	@mkdir -p $(dir $@)
+	rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
+endef
+
+# Tests find the programs, the sources and the shared examples through these.
+TEST_ENV = MOSGW_BIN=$(abspath $(BIN)) MOSGW_TOP=$(CURDIR) \
+           MOSGW_SHARED=$(abspath ../shared) MOSGW_TMP=$(abspath $(B))/tmp
+
+check: all $(TEST_PROGS)
+	@mkdir -p $(B)/tmp
+	@$(TEST_ENV) sh tools/run-tests.sh $(TEST_PROGS) $(TEST_SCRIPTS)
+
+asan:
+	$(MAKE) B=build/asan BIN=build/asan/bin SAN=1 CFLAGS="-O1 -g" check
+
+run: all
+	@sh tools/run.sh
+
+bench: all $(BENCH_PROGS)
+	@$(TEST_ENV) sh bench/run.sh
+
+lint:
+	sh tools/lint.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(PROGS) $(DESTDIR)$(PREFIX)/bin/
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(notdir $(PROGS)))
+
+clean:
+	rm -rf build bin $(CLEAN_EXTRA)
+
+help:
+	@echo "targets: all check run bench asan fuzz lint install uninstall clean"
+
+-include $(shell find $(OBJ) -name '*.d' 2>/dev/null)

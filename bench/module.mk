@@ -1,0 +1,7 @@
+# bench/: every bench/bench_NAME.c becomes $(B)/bench/bench_NAME, linked with
+# all project libraries; bench/run.sh runs the parts in order.
+
+BENCH_PROGS = $(patsubst bench/bench_%.c,$(B)/bench/bench_%,$(wildcard bench/bench_*.c))
+$(BENCH_PROGS): $(B)/bench/bench_%: $(OBJ)/bench/bench_%.o $(LIB_GWCORE) \
+                $(LIB_QUEUE) $(LIB_MOSJSON) $(LIB_MOSXML)
+	$(call link,$(LIBS_GATEWAY) $(LIBS_JSON) -lpthread)

@@ -1,0 +1,8 @@
+#!/bin/sh
+# make bench: every benchmark part, each printing its figures beside its peer.
+set -eu
+cd "$MOSGW_TOP"
+for part in codec queue gateway; do
+	echo "==== bench: $part"
+	sh "bench/$part.sh"
+done

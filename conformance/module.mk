@@ -1,0 +1,1 @@
+# conformance/: filled in by its module

@@ -1,0 +1,22 @@
+# gateway/: the daemon mosgw. Everything but main.c goes into libgwcore.a,
+# which mosctl (catalog, history) and the tests link too. Every
+# gateway/tests/test_NAME.c becomes the suite $(B)/tests/gateway_NAME, linked
+# with the test rig objects in GWTEST_SRCS (scripted NCS peer, process control).
+
+GWCORE_SRCS = $(filter-out gateway/main.c,$(wildcard gateway/*.c))
+GWTEST_SRCS = $(filter-out gateway/tests/test_%.c,$(wildcard gateway/tests/*.c))
+GWTEST_OBJS = $(GWTEST_SRCS:%.c=$(OBJ)/%.o)
+LIBS_GATEWAY = $(LIBS_EVENT) $(LIBS_INIH) $(LIBS_SQLITE) $(LIBS_XML) -lm
+
+$(LIB_GWCORE): $(GWCORE_SRCS:%.c=$(OBJ)/%.o)
+	$(call archive)
+
+$(BIN)/mosgw: $(OBJ)/gateway/main.o $(LIB_GWCORE) $(LIB_QUEUE) $(LIB_MOSXML)
+	$(call link,$(LIBS_GATEWAY))
+PROGS += $(BIN)/mosgw
+
+GATEWAY_TESTS = $(patsubst gateway/tests/test_%.c,$(B)/tests/gateway_%,$(wildcard gateway/tests/test_*.c))
+$(GATEWAY_TESTS): $(B)/tests/gateway_%: $(OBJ)/gateway/tests/test_%.o $(GWTEST_OBJS) \
+                  $(LIB_GWCORE) $(LIB_QUEUE) $(LIB_MOSXML)
+	$(call link,$(LIBS_GATEWAY) $(LIBS_CMOCKA) -lpthread)
+TEST_PROGS += $(GATEWAY_TESTS)

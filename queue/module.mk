@@ -1,0 +1,12 @@
+# queue/: the durable job queue (libmosqueue.a, sqlite3 only). Every
+# queue/tests/test_NAME.c becomes the suite $(B)/tests/queue_NAME.
+
+QUEUE_SRCS = $(wildcard queue/*.c)
+
+$(LIB_QUEUE): $(QUEUE_SRCS:%.c=$(OBJ)/%.o)
+	$(call archive)
+
+QUEUE_TESTS = $(patsubst queue/tests/test_%.c,$(B)/tests/queue_%,$(wildcard queue/tests/test_*.c))
+$(QUEUE_TESTS): $(B)/tests/queue_%: $(OBJ)/queue/tests/test_%.o $(LIB_QUEUE)
+	$(call link,$(LIBS_SQLITE) $(LIBS_CMOCKA) -lpthread)
+TEST_PROGS += $(QUEUE_TESTS)

@@ -1,0 +1,34 @@
+#!/bin/sh
+# Install the Debian packages the build, the tests and the benchmarks need.
+# Called by make when pkg-config cannot find a dependency; safe to run again.
+# Without root, it prints the apt-get command to run instead.
+set -eu
+
+PKGS="build-essential pkg-config libxml2-dev libevent-dev libssl-dev libsqlite3-dev
+libcmocka-dev libjansson-dev libinih-dev libpcap-dev sqlite3 beanstalkd"
+
+missing=""
+for p in $PKGS; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+		missing="$missing $p"
+	fi
+done
+# Node.js and npm run the interop peer; any install that provides both will do
+# (Debian's nodejs + npm, or a vendor build that bundles npm).
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+	missing="$missing nodejs npm"
+fi
+[ -z "$missing" ] && exit 0
+
+echo "deps: installing:$missing" >&2
+if [ "$(id -u)" -ne 0 ]; then
+	echo "deps: not root; run: sudo apt-get install -y$missing" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+# An apt list older than a day (or none at all) is refreshed first.
+if [ -z "$(find /var/lib/apt/lists -maxdepth 1 -name '*_Packages' -mtime -1 2>/dev/null | head -n 1)" ]; then
+	apt-get update -qq
+fi
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -1,0 +1,1 @@
+# tools/fuzz: filled in by its module

@@ -1,0 +1,79 @@
+/* mosctl: dispatch to the command nouns (see mosctl.h). */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/mosctl.h"
+
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: mosctl [--db FILE] [--json] [--sync full|normal] NOUN VERB [ARGS]\n\n");
+	mosctl_job_usage(f);
+	mosctl_asset_usage(f);
+	mosctl_history_usage(f);
+	fprintf(f, "\nexit status: 0 ok, 1 operation failed, 64 usage, 74 database error\n");
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "db", required_argument, NULL, 'd' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "sync", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct mosctl	 ctl = { .out = stdout, .err = stderr };
+	const char	*env;
+	int		 c;
+
+	if ((env = getenv("MOSGW_DB")) != NULL && *env != '\0')
+		ctl.db = env;
+	/* "+": stop at the first non-option so nouns keep their own options. */
+	while ((c = getopt_long(argc, argv, "+d:jh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			ctl.db = optarg;
+			break;
+		case 'j':
+			ctl.json = true;
+			break;
+		case 's':
+			if (strcmp(optarg, "normal") == 0)
+				ctl.sync_normal = true;
+			else if (strcmp(optarg, "full") != 0) {
+				fprintf(stderr, "mosctl: --sync takes full or normal\n");
+				return MOSCTL_EXIT_USAGE;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			return MOSCTL_EXIT_OK;
+		default:
+			usage(stderr);
+			return MOSCTL_EXIT_USAGE;
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc < 1) {
+		usage(stderr);
+		return MOSCTL_EXIT_USAGE;
+	}
+	if (ctl.db == NULL) {
+		fprintf(stderr, "mosctl: no database: give --db FILE (or set MOSGW_DB)\n");
+		return MOSCTL_EXIT_USAGE;
+	}
+	if (strcmp(argv[0], "job") == 0)
+		return mosctl_job(&ctl, argc - 1, argv + 1);
+	if (strcmp(argv[0], "asset") == 0)
+		return mosctl_asset(&ctl, argc - 1, argv + 1);
+	if (strcmp(argv[0], "history") == 0)
+		return mosctl_history(&ctl, argc - 1, argv + 1);
+	fprintf(stderr, "mosctl: unknown command '%s'\n", argv[0]);
+	usage(stderr);
+	return MOSCTL_EXIT_USAGE;
+}

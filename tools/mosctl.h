@@ -1,0 +1,38 @@
+/*
+ * mosctl: the operator's command line. Each noun (job, asset, ...) lives in
+ * its own file and works directly on the database file given with --db, so
+ * that jobs can be recovered while the gateway is down. The same commands
+ * will also speak to the REST API (--url); the command functions only see
+ * struct mosctl and their own arguments.
+ */
+#ifndef MOSCTL_H
+#define MOSCTL_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+struct mosctl {
+	const char	*db;		/* --db FILE */
+	bool		 json;		/* --json: machine-readable output */
+	bool		 sync_normal;	/* --sync normal */
+	FILE		*out;
+	FILE		*err;
+};
+
+/* Exit statuses shared by every command. */
+#define MOSCTL_EXIT_OK		0
+#define MOSCTL_EXIT_FAIL	1	/* the operation failed (not found, wrong state) */
+#define MOSCTL_EXIT_USAGE	64	/* EX_USAGE */
+#define MOSCTL_EXIT_DB		74	/* EX_IOERR: database could not be opened/written */
+
+/* tools/mosctl_job.c */
+int	mosctl_job(struct mosctl *, int argc, char **argv);
+void	mosctl_job_usage(FILE *);
+/* tools/mosctl_asset.c */
+int	mosctl_asset(struct mosctl *, int argc, char **argv);
+void	mosctl_asset_usage(FILE *);
+/* tools/mosctl_history.c */
+int	mosctl_history(struct mosctl *, int argc, char **argv);
+void	mosctl_history_usage(FILE *);
+
+#endif /* MOSCTL_H */
