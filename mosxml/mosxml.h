@@ -57,7 +57,7 @@ enum mos_frame_status {
 	MOS_FRAME_MORE = 0,		/* need more bytes */
 	MOS_FRAME_ERR_TOO_BIG = -1,	/* frame exceeds max_frame */
 	MOS_FRAME_ERR_JUNK = -2,	/* more than max_junk bytes before <mos> */
-	MOS_FRAME_ERR_TRUNCATED = -3,	/* end of stream inside a frame */
+	MOS_FRAME_ERR_TRUNCATED = -3,	/* end of stream inside a frame (or junk) */
 	MOS_FRAME_ERR_ODD = -4,		/* end of stream on an odd byte (UTF-16) */
 	MOS_FRAME_ERR_ENCODING = -5,	/* bytes that cannot be the chosen encoding */
 	MOS_FRAME_ERR_NOMEM = -6,
@@ -75,20 +75,47 @@ struct mos_framer;
 struct mos_framer *mos_framer_new(enum mos_enc, const struct mos_framer_limits *);
 void	 mos_framer_free(struct mos_framer *);
 void	 mos_framer_set_limits(struct mos_framer *, const struct mos_framer_limits *);
-/* Append bytes (copied). Returns 0, or MOS_FRAME_ERR_NOMEM. */
+/*
+ * Append bytes (copied). Returns 0, or MOS_FRAME_ERR_NOMEM. After an error
+ * the bytes are dropped: the framer keeps returning that error.
+ */
 int	 mos_framer_feed(struct mos_framer *, const void *, size_t);
 /*
  * Next complete frame, or MOS_FRAME_MORE, or an error (sticky: every later
  * call returns it). out->data stays valid until the next feed/next/free.
  */
 int	 mos_framer_next(struct mos_framer *, struct mos_frame *out);
-/* End of stream: 0 when nothing but whitespace is pending, else an error. */
+/*
+ * End of stream: 0 when nothing but whitespace is pending, else an error
+ * (MOS_FRAME_READY if a complete frame still waits for mos_framer_next).
+ */
 int	 mos_framer_end(struct mos_framer *);
-/* True once the first byte of a frame's "<mos" has been seen (frame deadline). */
+/* True from a frame's "<mos" plus the character after it (frame deadline). */
 bool	 mos_framer_in_frame(const struct mos_framer *);
 size_t	 mos_framer_pending(const struct mos_framer *);	/* bytes held */
 enum mos_enc mos_framer_encoding(const struct mos_framer *);	/* AUTO until decided */
 const char *mos_frame_strerror(int);
+/* The sticky error as one line with offsets and limits; "" if none. */
+const char *mos_framer_errmsg(const struct mos_framer *);
+
+/* Counters: the framer's cost is linear in fed whatever the chunking. */
+struct mos_framer_stats {
+	uint64_t	fed;		/* bytes given to mos_framer_feed */
+	uint64_t	scanned;	/* bytes examined by the lexer */
+	uint64_t	moved;		/* bytes copied when compacting or growing */
+	uint64_t	frames;		/* frames handed out */
+	uint64_t	buffer;		/* bytes allocated for the buffer now */
+};
+void	 mos_framer_stats(const struct mos_framer *, struct mos_framer_stats *);
+
+struct mos_buf;
+/*
+ * Re-encode text between MOS_ENC_UTF8 and MOS_ENC_UTF16BE (no BOM), appending
+ * to out. Returns 0, or -1 on invalid input (bad UTF-8, lone surrogate, odd
+ * UTF-16 length: errbuf names the offset) or OOM; nothing is appended then.
+ */
+int	 mos_recode(const void *, size_t, enum mos_enc from, enum mos_enc to,
+	    struct mos_buf *out, char *errbuf, size_t errlen);
 
 /* ------------------------------------------------------------------------ */
 /* Scalar types (time.c)                                                     */
@@ -140,6 +167,13 @@ size_t	mos_dur_format(const struct mos_dur *, char *, size_t);	/* "hh:mm:ss" */
  * string means "element absent"; "" means present but empty.
  *
  * Repeated elements are MOS_ARRAY(T): { T *v; size_t n; }.
+ *
+ * Fields marked "verbatim XML" (mosPayload, description, mosAbstract, the
+ * <p> of storyBody, unknown messages) hold the element's inner XML as UTF-8
+ * text, markup and entity escapes included ("a &amp; b"); the writer emits
+ * them unchanged. Use mos_msg_xml_text() to store plain text there.
+ * Elements that are present but empty read as "not set" for numbers, times
+ * and durations.
  */
 #define MOS_ARRAY(T)	struct { T *v; size_t n; }
 
@@ -251,7 +285,10 @@ struct mos_list_mach_info {
 	struct mos_time	 time;
 	struct mos_time	 op_time;
 	const char	*mos_rev;
-	/* supportedProfiles: profiles[i] = 1 (YES), 0 (NO), -1 (not stated) */
+	/*
+	 * supportedProfiles: profiles[i] = 1 (YES), 0 (NO), -1 (not stated);
+	 * mos_msg_new() starts them all at -1.
+	 */
 	int8_t		 profiles[8];
 	const char	*device_type;		/* deviceType attribute: NCS | MOS | N/A */
 	bool		 profiles_flat;		/* input used <mosProfileN> directly */
@@ -320,7 +357,270 @@ struct mos_ro_ack {
 };
 
 /* Running orders, stories, items, Profile 3-7 and ncsItem: same pattern. */
-/* @@MODEL@@ (structs for the remaining message types go here) */
+
+/*
+ * item (roCreate stories, roElementAction, mosItemReplace, ncsItem) and
+ * storyItem (storyBody) share one struct. objSlug, objTB and objDur are not
+ * in the 4.0 DTD item; ENPS plug-ins and sofie-mos-connection send them.
+ */
+struct mos_item {
+	const char	*item_id;
+	const char	*item_slug;
+	const char	*obj_id;
+	const char	*obj_slug;
+	const char	*mos_id;
+	const char	*mos_plug_in_id;
+	const char	*mos_abstract;	/* verbatim XML text */
+	struct mos_obj_paths *obj_paths;	/* NULL when absent */
+	const char	*item_channel;
+	uint32_t	 item_ed_start;	/* samples */
+	uint32_t	 item_ed_dur;
+	uint32_t	 item_user_timing_dur;
+	bool		 has_item_ed_start;
+	bool		 has_item_ed_dur;
+	bool		 has_item_user_timing_dur;
+	bool		 has_obj_dur;
+	struct mos_dec	 obj_tb;
+	uint32_t	 obj_dur;
+	const char	*item_trigger;	/* MANUAL | TIMED | CHAINED +-n */
+	const char	*macro_in;
+	const char	*macro_out;
+	MOS_ARRAY(struct mos_ext_meta)	ext_meta;
+};
+
+struct mos_story {
+	const char	*story_id;
+	const char	*story_slug;
+	const char	*story_num;
+	MOS_ARRAY(struct mos_ext_meta)	ext_meta;
+	MOS_ARRAY(struct mos_item)	item;
+};
+
+/*
+ * A running order: roCreate, roReplace, roList, roMetadataReplace (no
+ * stories) and the ro summaries of roListAll (no macros, no stories).
+ */
+struct mos_ro {
+	const char	*ro_id;
+	const char	*ro_slug;
+	const char	*ro_channel;
+	struct mos_time	 ro_ed_start;
+	struct mos_dur	 ro_ed_dur;
+	const char	*ro_trigger;
+	const char	*macro_in;
+	const char	*macro_out;
+	MOS_ARRAY(struct mos_ext_meta)	ext_meta;
+	MOS_ARRAY(struct mos_story)	story;
+};
+
+/* roDelete, roReq. */
+struct mos_ro_ref {
+	const char	*ro_id;
+};
+
+struct mos_ro_element_stat {
+	const char	*element;	/* attribute: RO | STORY | ITEM */
+	const char	*ro_id;
+	const char	*story_id;
+	const char	*item_id;
+	const char	*obj_id;
+	const char	*item_channel;
+	const char	*status;
+	struct mos_time	 time;
+};
+
+struct mos_ro_ready_to_air {
+	const char	*ro_id;
+	const char	*ro_air;	/* READY | NOT READY (NOTREADY read as NOT READY) */
+};
+
+/* roElementAction: element_target?(storyID, itemID?). */
+struct mos_element_target {
+	const char	*story_id;
+	const char	*item_id;
+};
+
+/* element_source: exactly one of the four lists is used. */
+struct mos_element_source {
+	MOS_ARRAY(struct mos_story)	story;
+	MOS_ARRAY(struct mos_item)	item;
+	MOS_ARRAY(const char *)		story_id;
+	MOS_ARRAY(const char *)		item_id;
+};
+
+struct mos_ro_element_action {
+	const char	*operation;	/* attribute: INSERT | REPLACE | MOVE | DELETE | SWAP */
+	const char	*ro_id;
+	struct mos_element_target *element_target;	/* NULL when absent */
+	struct mos_element_source element_source;
+};
+
+/*
+ * The deprecated roStory* messages: roStoryAppend (story+), roStoryInsert and
+ * roStoryReplace (storyID, story+), roStoryMove and roStorySwap (storyID x2;
+ * a blank second storyID moves to the bottom), roStoryDelete and
+ * roStoryMoveMultiple (storyID+, the last one is the target).
+ */
+struct mos_ro_story_op {
+	const char	*ro_id;
+	MOS_ARRAY(const char *)		story_id;
+	MOS_ARRAY(struct mos_story)	story;
+};
+
+/*
+ * The deprecated roItem* messages: roItemInsert and roItemReplace (storyID,
+ * itemID, item+), roItemMoveMultiple and roItemDelete (storyID, itemID+).
+ */
+struct mos_ro_item_op {
+	const char	*ro_id;
+	const char	*story_id;
+	MOS_ARRAY(const char *)		item_id;
+	MOS_ARRAY(struct mos_item)	item;
+};
+
+/* Profile 3 */
+
+/*
+ * mosObjCreate (no attributes) and mosReqObjAction (attributes operation
+ * NEW | UPDATE | DELETE and objID; every element optional).
+ */
+struct mos_obj_action {
+	const char	*operation;	/* attribute */
+	const char	*obj_id;	/* attribute */
+	const char	*obj_slug;
+	const char	*mos_abstract;	/* verbatim XML text */
+	const char	*obj_group;
+	const char	*obj_type;
+	struct mos_dec	 obj_tb;
+	uint32_t	 obj_dur;
+	bool		 has_obj_dur;
+	struct mos_time	 time;
+	const char	*created_by;
+	const char	*changed_by;
+	struct mos_time	 changed;
+	const char	*description;	/* verbatim XML text */
+	MOS_ARRAY(struct mos_ext_meta)	ext_meta;
+};
+
+struct mos_item_replace {
+	const char	*ro_id;
+	const char	*story_id;
+	struct mos_item	 item;
+};
+
+/* mosReqSearchableSchema (username only) and mosListSearchableSchema. */
+struct mos_searchable_schema {
+	const char	*username;	/* attribute */
+	const char	*mos_schema;
+};
+
+struct mos_search_field {
+	const char	*xpath;		/* attribute XPath */
+	const char	*sort_by_order;	/* attribute */
+	const char	*sort_type;	/* attribute */
+};
+
+struct mos_search_group {
+	MOS_ARRAY(struct mos_search_field)	search_field;
+};
+
+struct mos_req_obj_list {
+	const char	*username;	/* attribute */
+	const char	*query_id;
+	uint32_t	 list_return_start;
+	uint32_t	 list_return_end;
+	bool		 has_list_return_start;
+	bool		 has_list_return_end;
+	const char	*general_search;
+	const char	*mos_schema;
+	MOS_ARRAY(struct mos_search_group)	search_group;
+};
+
+struct mos_obj_list {
+	const char	*username;	/* attribute */
+	const char	*query_id;
+	uint32_t	 list_return_start;
+	uint32_t	 list_return_end;
+	uint32_t	 list_return_total;
+	bool		 has_list_return_start;
+	bool		 has_list_return_end;
+	bool		 has_list_return_total;
+	const char	*list_return_status;
+	MOS_ARRAY(struct mos_obj)	list;	/* <list><mosObj>...</list> */
+};
+
+/* Profile 4 */
+
+struct mos_ro_list_all {
+	MOS_ARRAY(struct mos_ro)	ro;
+};
+
+/* storyBody is mixed content: its parts in document order. */
+enum mos_body_kind {
+	MOS_BODY_TEXT = 0,		/* character data directly in storyBody */
+	MOS_BODY_P,			/* <p>: inner XML verbatim (may hold <pi>, <em>, ...) */
+	MOS_BODY_PRESENTER,		/* <storyPresenter>: text */
+	MOS_BODY_PRESENTER_RR,		/* <storyPresenterRR>: text */
+	MOS_BODY_ITEM,			/* <storyItem> */
+};
+
+struct mos_body_part {
+	enum mos_body_kind kind;
+	const char	*text;		/* all kinds but MOS_BODY_ITEM */
+	struct mos_item	*item;		/* MOS_BODY_ITEM */
+};
+
+struct mos_story_body {
+	const char	*read1st_mem_as_body;	/* attribute Read1stMEMasBody */
+	MOS_ARRAY(struct mos_body_part)	part;
+};
+
+struct mos_ro_story_send {
+	const char	*ro_id;
+	const char	*story_id;
+	const char	*story_slug;
+	const char	*story_num;
+	struct mos_story_body story_body;
+	MOS_ARRAY(struct mos_ext_meta)	ext_meta;
+};
+
+/* Profile 5 */
+
+struct mos_ro_ctrl {
+	const char	*ro_id;
+	const char	*story_id;
+	const char	*item_id;
+	const char	*command;	/* READY | EXECUTE | PAUSE | STOP | SIGNAL */
+	MOS_ARRAY(struct mos_ext_meta)	ext_meta;
+};
+
+struct mos_ro_item_cue {
+	const char	*mos_id;
+	const char	*ro_id;
+	const char	*story_id;
+	const char	*item_id;
+	const char	*ro_event_type;
+	struct mos_time	 ro_event_time;
+	MOS_ARRAY(struct mos_ext_meta)	ext_meta;
+};
+
+/* Profile 7 roReqStoryAction and the plug-in's ncsReqStoryAction. */
+struct mos_story_action {
+	const char	*operation;	/* attribute: NEW | UPDATE | DELETE | MOVE (| REPLACE) */
+	const char	*lease_lock;	/* attribute */
+	const char	*username;	/* attribute */
+	struct mos_ro_story_send ro_story_send;
+};
+
+/* ncsItem: one item per the DTD; every item is kept when more arrive. */
+struct mos_ncs_item {
+	MOS_ARRAY(struct mos_item)	item;
+};
+
+/* MOS_T_UNKNOWN: the message element's inner XML, verbatim. */
+struct mos_unknown {
+	const char	*xml;
+};
 
 struct mos_arena;
 
@@ -340,7 +640,41 @@ struct mos_msg {
 		struct mos_req_all		mos_req_all;
 		struct mos_list_all		mos_list_all;
 		struct mos_ro_ack		ro_ack;
-		/* @@UNION@@ (one member per remaining message type) */
+		struct mos_ro			ro_create;
+		struct mos_ro			ro_replace;
+		struct mos_ro_ref		ro_delete;
+		struct mos_ro_ref		ro_req;
+		struct mos_ro			ro_list;
+		struct mos_ro			ro_metadata_replace;
+		struct mos_ro_element_stat	ro_element_stat;
+		struct mos_ro_ready_to_air	ro_ready_to_air;
+		struct mos_ro_element_action	ro_element_action;
+		struct mos_ro_story_op		ro_story_append;
+		struct mos_ro_story_op		ro_story_insert;
+		struct mos_ro_story_op		ro_story_replace;
+		struct mos_ro_story_op		ro_story_move;
+		struct mos_ro_story_op		ro_story_swap;
+		struct mos_ro_story_op		ro_story_delete;
+		struct mos_ro_story_op		ro_story_move_multiple;
+		struct mos_ro_item_op		ro_item_insert;
+		struct mos_ro_item_op		ro_item_replace;
+		struct mos_ro_item_op		ro_item_move_multiple;
+		struct mos_ro_item_op		ro_item_delete;
+		struct mos_obj_action		mos_obj_create;
+		struct mos_item_replace		mos_item_replace;
+		struct mos_obj_action		mos_req_obj_action;
+		struct mos_searchable_schema	mos_req_searchable_schema;
+		struct mos_searchable_schema	mos_list_searchable_schema;
+		struct mos_req_obj_list		mos_req_obj_list;
+		struct mos_obj_list		mos_obj_list;
+		struct mos_ro_list_all		ro_list_all;
+		struct mos_ro_story_send	ro_story_send;
+		struct mos_ro_ctrl		ro_ctrl;
+		struct mos_ro_item_cue		ro_item_cue;
+		struct mos_story_action		ro_req_story_action;
+		struct mos_story_action		ncs_req_story_action;
+		struct mos_ncs_item		ncs_item;
+		struct mos_unknown		unknown;
 	} u;
 	struct mos_arena *arena;
 };
@@ -350,6 +684,19 @@ void		 mos_msg_free(struct mos_msg *);	/* accepts NULL */
 void		*mos_msg_alloc(struct mos_msg *, size_t);	/* zeroed, arena-owned */
 char		*mos_msg_strdup(struct mos_msg *, const char *);	/* NULL stays NULL */
 char		*mos_msg_strndup(struct mos_msg *, const char *, size_t);
+/* n zeroed elements of size bytes, arena-owned; NULL on overflow or OOM. */
+void		*mos_msg_calloc(struct mos_msg *, size_t n, size_t size);
+/*
+ * Plain text made fit for a verbatim-XML field (description, mosAbstract,
+ * mosPayload, storyBody <p>): & < > escaped, arena-owned. NULL stays NULL.
+ */
+char		*mos_msg_xml_text(struct mos_msg *, const char *);
+/*
+ * Equal models: same type, envelope and every field (decimals compared by
+ * value, so 59.94 equals 59.940). Useful to tell a retry from a new message
+ * that reuses a messageID.
+ */
+bool		 mos_msg_equal(const struct mos_msg *, const struct mos_msg *);
 
 /* ------------------------------------------------------------------------ */
 /* Parser (parse.c)                                                          */
@@ -387,10 +734,21 @@ struct mos_error {
  * Parse one frame. On success returns MOS_OK and *out (free with
  * mos_msg_free). On failure *out is NULL and err (if not NULL) says why and
  * holds what could be recovered of the envelope.
+ *
+ * Unknown elements are skipped anywhere; an unknown message element gives
+ * MOS_T_UNKNOWN with type_name set, not an error. Both modes need the
+ * identity fields the writer needs (objID of mosObj/mosReqObj, roID of
+ * running-order messages, storyID, itemID); MOS_STRICT also needs every
+ * element the DTD requires, the envelope IDs (none for ActiveX messages,
+ * no messageID for keepAlive), objRev <= 999, 128-character limits and the
+ * listed values (objType, objAir, status of mosAck, operation, ...).
+ * MOS_ENC_AUTO picks UTF-16BE when the first byte is 0, else UTF-8.
  */
 int	mos_parse(const void *frame, size_t len, enum mos_enc, enum mos_mode,
 	    struct mos_msg **out, struct mos_error *err);
 const char *mos_err_name(enum mos_err);
+/* Parser size cap in bytes (default MOS_FRAME_MAX_DEFAULT); set before threads. */
+void	mos_parse_set_max(size_t);
 
 /* ------------------------------------------------------------------------ */
 /* Writer (write.c)                                                          */
@@ -406,6 +764,10 @@ void	mos_buf_free(struct mos_buf *);
  * Append one complete <mos>...</mos> frame for m in the given encoding (no BOM,
  * no XML declaration, DTD element order). Returns 0, or -1 if a required
  * field is missing (msg says which) or on OOM.
+ *
+ * What is set is written; the identity fields (see mos_parse) are
+ * required. Text that XML 1.0 cannot carry (C0 controls but tab, LF, CR)
+ * or bad UTF-8 is refused with the field named; out is left as it was.
  */
 int	mos_write(const struct mos_msg *m, enum mos_enc, struct mos_buf *out,
 	    char *errbuf, size_t errlen);

@@ -12,6 +12,13 @@
  * job; a caller on an event loop sets busy_ms small and retries QUEUE_EBUSY
  * from a timer.
  *
+ * A job chained after another (after_job) stays QUEUED with `blocked` set
+ * until that job is DONE; the completion releases it in the same transaction.
+ *
+ * The queue owns PRAGMA user_version of its file (its schema version); a
+ * caller keeping its own tables in the same file versions them elsewhere.
+ * docs/queue.md has the semantics, the guarantees and the schema.
+ *
  * Depends on sqlite3 and libc only. One struct queue per thread.
  */
 #ifndef QUEUE_H
@@ -22,6 +29,16 @@
 #include <stdint.h>
 
 struct sqlite3;
+
+#define QUEUE_SCHEMA_VERSION	1
+
+#define QUEUE_PRIO_URGENT	0
+#define QUEUE_PRIO_DEFAULT	5	/* callers set it: a zeroed request means 0 */
+#define QUEUE_PRIO_LOW		9
+
+/* Default ages for queue_prune(). */
+#define QUEUE_PRUNE_DONE_MS	(24LL * 3600 * 1000)		/* 24 h */
+#define QUEUE_PRUNE_FAILED_MS	(7LL * 24 * 3600 * 1000)	/* 7 days */
 
 enum queue_state {
 	QUEUE_QUEUED = 0,
@@ -53,9 +70,14 @@ struct queue_opts {
 	queue_clock_fn	 clock;		/* NULL = wall clock */
 	void		*clock_arg;
 	uint64_t	 seed;		/* jitter PRNG seed; 0 = from time and pid */
+	bool		 must_exist;	/* fail instead of creating a missing file */
 };
 
-/* Per-kind retry policy; kinds without one use the defaults shown. */
+/*
+ * Per-kind retry policy; kinds without one use the defaults shown. A field
+ * left 0 takes its default. Policies live in the struct queue (not in the
+ * file): every process sets its own.
+ */
 struct queue_policy {
 	int	max_attempts;	/* 5 */
 	int64_t	backoff_base_ms;	/* 1000 */
@@ -69,13 +91,14 @@ struct queue_enqueue_req {
 	const char	*kind;		/* e.g. "publish", "ingest" */
 	const void	*payload;	/* opaque bytes, may be NULL */
 	size_t		 payload_len;
-	int		 priority;	/* 0 (most urgent) .. 9; default 5 */
+	int		 priority;	/* 0 (most urgent) .. 9: QUEUE_PRIO_* */
 	int64_t		 run_after_ms;	/* 0 = now; absolute time for delayed jobs */
 	int		 max_attempts;	/* 0 = the kind's policy */
 	const char	*idem_key;	/* NULL or unique forever: returns the existing job */
 	const char	*coalesce_key;	/* NULL or supersedes a QUEUED job with the same key */
 	int64_t		 after_job;	/* 0, or the job whose success releases this one */
 };
+
 
 struct queue_job {
 	int64_t		 id;
@@ -84,6 +107,7 @@ struct queue_job {
 	void		*payload;
 	size_t		 payload_len;
 	enum queue_state state;
+	bool		 blocked;	/* QUEUED, waiting for after_job to be DONE */
 	int		 priority;
 	int		 attempts;	/* claims so far, including the current one */
 	int		 max_attempts;
@@ -114,14 +138,14 @@ struct queue_filter {
 	const char	*lane;		/* NULL = any */
 	int64_t		 older_than_ms;	/* 0 = any; else updated before now - this */
 	int64_t		 after_id;	/* paging: ids greater than this */
-	int		 limit;		/* 0 = 100 */
+	int		 limit;		/* 0 = 100 (queue_requeue_many: 0 = all) */
 };
 
 struct queue_stats {
 	int64_t	count[5];		/* by enum queue_state */
 	int64_t	oldest_due_age_ms;	/* QUEUED and due; 0 if none */
 	int64_t	retries;		/* RUNNING -> QUEUED transitions on failure */
-	int64_t	rescues;		/* expired leases returned by the reaper */
+	int64_t	rescues;		/* expired leases taken back by the reaper */
 	int64_t	coalesced;		/* jobs superseded by a newer one */
 };
 
@@ -133,6 +157,8 @@ void	 queue_close(struct queue *);
 /* The connection, so that a caller can keep its own tables in the same file. */
 struct sqlite3 *queue_db(struct queue *);
 const char *queue_strerror(int rc);
+/* The last error of this queue in words (SQLite's message included). */
+const char *queue_errmsg(struct queue *);
 const char *queue_state_name(enum queue_state);
 int	 queue_state_parse(const char *, enum queue_state *);
 int64_t	 queue_now(struct queue *);	/* the queue's clock */
@@ -146,15 +172,25 @@ int	 queue_tx_begin(struct queue *);
 int	 queue_tx_commit(struct queue *);	/* on failure the transaction is rolled back */
 void	 queue_tx_rollback(struct queue *);
 
+/* Set the policy of a kind (NULL: the default for kinds without one). */
 int	 queue_set_policy(struct queue *, const char *kind, const struct queue_policy *);
 /*
  * At most max_running jobs of a lane RUNNING at once (0 = unlimited); of
  * those, `reserved` slots are kept for jobs with priority <= urgent_prio, so a
- * flood of low-priority work cannot starve urgent work.
+ * flood of low-priority work cannot starve urgent work. The count is taken
+ * from the database, so the limit holds across processes; a claim with lane
+ * NULL ignores lane limits.
  */
 int	 queue_set_lane_limits(struct queue *, const char *lane, int max_running,
 	    int urgent_prio, int reserved);
 
+/*
+ * Enqueue a job: QUEUE_OK and its id, or QUEUE_EXISTS and the id of the job
+ * that already holds idem_key (nothing else happens then). A coalesce_key
+ * supersedes every QUEUED job with the same key (CANCELLED, "coalesced into
+ * #id"; jobs waiting for it now wait for the new one). QUEUE_ENOTFOUND: no
+ * job after_job.
+ */
 int	 queue_enqueue(struct queue *, const struct queue_enqueue_req *, int64_t *id);
 
 /*
@@ -178,16 +214,29 @@ int	 queue_fail(struct queue *, int64_t id, int64_t lease_gen,
 int	 queue_release(struct queue *, int64_t id, int64_t lease_gen,
 	    int64_t delay_ms);
 
-/* Return expired leases to QUEUED (with backoff) or FAILED. *n = how many. */
+/*
+ * Return expired leases to QUEUED (with backoff) or FAILED, in one guarded
+ * statement (a completed job is never touched). *n = how many (may be NULL).
+ */
 int	 queue_reap(struct queue *, size_t *n);
 
-/* Operator actions. requeue: FAILED/CANCELLED -> QUEUED, raising max_attempts. */
+/*
+ * Operator actions. requeue: FAILED/CANCELLED -> QUEUED, raising max_attempts
+ * to attempts + extra_attempts (0 = the job's original allowance); the
+ * history is kept. cancel: QUEUED/RUNNING/FAILED -> CANCELLED, together with
+ * the jobs waiting in its chain. requeue_many: filter->state must be FAILED,
+ * CANCELLED or -1 (both); works in batches, one transaction each.
+ */
 int	 queue_requeue(struct queue *, int64_t id, int extra_attempts,
 	    const char *note);
 int	 queue_requeue_many(struct queue *, const struct queue_filter *,
 	    int extra_attempts, const char *note, size_t *n);
 int	 queue_cancel(struct queue *, int64_t id, const char *note);
-/* Re-run a chain from a step: that job and every job chained after it. */
+/*
+ * Re-run a chain from a step: that job and every job chained after it go
+ * back to QUEUED (the later ones blocked until their step is DONE again).
+ * QUEUE_ESTATE if any of them is RUNNING.
+ */
 int	 queue_rerun_from(struct queue *, int64_t id, const char *note, size_t *n);
 
 int	 queue_get(struct queue *, int64_t id, struct queue_job *);
@@ -196,9 +245,25 @@ int	 queue_list(struct queue *, const struct queue_filter *,
 int	 queue_history(struct queue *, int64_t id, struct queue_event **ev,
 	    size_t *n);					/* free with queue_events_free */
 int	 queue_stats(struct queue *, struct queue_stats *);
-/* Delete DONE older than done_age_ms and FAILED/CANCELLED older than failed_age_ms. */
+/*
+ * Delete DONE older than done_age_ms and FAILED/CANCELLED older than
+ * failed_age_ms (0 = the QUEUE_PRUNE_* default, < 0 = keep them), in
+ * batches of 500 per transaction. A job is kept while a job chained after
+ * it is still QUEUED, RUNNING or FAILED. Events and data go with the job.
+ */
 int	 queue_prune(struct queue *, int64_t done_age_ms, int64_t failed_age_ms,
 	    size_t *n);
+
+/*
+ * Data between the steps of a chain: small named values kept with a job
+ * (and deleted with it). Put inside the worker's transaction with its
+ * completion; get gives a malloc'd copy with a NUL after it, or
+ * QUEUE_ENOTFOUND.
+ */
+int	 queue_data_put(struct queue *, int64_t id, const char *key,
+	    const void *val, size_t len);
+int	 queue_data_get(struct queue *, int64_t id, const char *key, void **val,
+	    size_t *len);
 
 void	 queue_job_clear(struct queue_job *);
 void	 queue_jobs_free(struct queue_job *, size_t);

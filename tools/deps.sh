@@ -2,10 +2,16 @@
 # Install the Debian packages the build, the tests and the benchmarks need.
 # Called by make when pkg-config cannot find a dependency; safe to run again.
 # Without root, it prints the apt-get command to run instead.
+#
+#   tools/deps.sh        what make, make check and make bench need
+#   tools/deps.sh fuzz   also clang-14 and its libFuzzer runtime (make fuzz)
 set -eu
 
 PKGS="build-essential pkg-config libxml2-dev libevent-dev libssl-dev libsqlite3-dev
 libcmocka-dev libjansson-dev libinih-dev libpcap-dev sqlite3 beanstalkd"
+if [ "${1:-}" = fuzz ]; then
+	PKGS="$PKGS clang-14 libclang-rt-14-dev"
+fi
 
 missing=""
 for p in $PKGS; do

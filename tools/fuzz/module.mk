@@ -1,1 +1,43 @@
-# tools/fuzz: filled in by its module
+# tools/fuzz: libFuzzer targets for the framer (fuzz_frame) and the parser
+# and writer (fuzz_mos), and regress, the plain driver that replays their
+# seeds with the ordinary compiler in `make check`.
+#
+# `make fuzz` builds both targets with clang-14 (libFuzzer, ASan, UBSan) into
+# $(B)/fuzz and runs each for FUZZ_TIME seconds (default 60); see
+# tools/fuzz/run.sh.
+
+FUZZ_TARGETS = fuzz_frame fuzz_mos
+
+$(B)/tests/fuzz_regress: $(OBJ)/tools/fuzz/regress.o $(LIB_MOSJSON) $(LIB_MOSXML)
+	$(call link,$(LIBS_JSON) $(LIBS_XML))
+TEST_PROGS += $(B)/tests/fuzz_regress
+
+# The clang build keeps its own objects: nothing mixes with the gcc build.
+# Warnings show but do not stop it (the gcc build is where they are errors).
+FUZZ_CC      ?= clang-14
+FUZZ_DIR      = $(B)/fuzz
+FUZZ_SAN      = -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+                -fno-omit-frame-pointer
+FUZZ_CFLAGS   = -std=c11 -D_GNU_SOURCE -I. $(filter-out -Werror,$(WARN)) \
+                $(call pc_cflags,libxml-2.0 jansson) -g -O1 $(FUZZ_SAN)
+FUZZ_LIB_OBJS = $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(MOSXML_SRCS) $(MOSJSON_SRCS))
+FUZZ_PROGS    = $(addprefix $(FUZZ_DIR)/,$(FUZZ_TARGETS))
+
+.PHONY: fuzz-toolchain
+fuzz-toolchain:
+	@sh tools/deps.sh fuzz && command -v $(FUZZ_CC) >/dev/null 2>&1 || { \
+	    echo "make fuzz needs $(FUZZ_CC) with libFuzzer (clang-14," \
+	    "libclang-rt-14-dev), or set FUZZ_CC" >&2; exit 1; }
+
+$(FUZZ_DIR)/obj/%.o: %.c | fuzz-toolchain
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
+
+$(FUZZ_PROGS): $(FUZZ_DIR)/%: $(FUZZ_DIR)/obj/tools/fuzz/%.o $(FUZZ_LIB_OBJS)
+	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(LIBS_JSON) $(LIBS_XML)
+
+fuzz: $(FUZZ_PROGS) $(B)/tests/fuzz_regress
+	@FUZZ_DIR=$(FUZZ_DIR) REGRESS=$(B)/tests/fuzz_regress $(TEST_ENV) \
+	    sh tools/fuzz/run.sh $(FUZZ_TARGETS)
+
+-include $(shell find $(FUZZ_DIR)/obj -name '*.d' 2>/dev/null)

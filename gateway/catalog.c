@@ -1,0 +1,671 @@
+/*
+ * The asset catalog: one row per objID (with its paths and external
+ * metadata in child tables), and the mosObj built from a row. A put or a
+ * delete and the delivery jobs it causes commit in ONE transaction, so an
+ * acknowledged change is never lost and never half-stored.
+ */
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gateway/gateway.h"
+
+static const char *const path_kinds[] = { "path", "proxy", "metadata" };
+
+/* A copy of a column, or NULL for SQL NULL. */
+static char *
+catalog_col(sqlite3_stmt *st, int i)
+{
+	const unsigned char	*s = sqlite3_column_text(st, i);
+
+	return s == NULL ? NULL : xstrdup((const char *)s);
+}
+
+/* Fill the scalar fields of an asset from a row of ASSET_COLS. */
+static void
+catalog_from_row(sqlite3_stmt *st, struct catalog_asset *a)
+{
+	memset(a, 0, sizeof *a);
+	a->obj_id = catalog_col(st, 0);
+	a->slug = catalog_col(st, 1);
+	a->type = catalog_col(st, 2);
+	a->tb = catalog_col(st, 3);
+	a->dur = sqlite3_column_int64(st, 4);
+	a->rev = sqlite3_column_int(st, 5);
+	a->air = catalog_col(st, 6);
+	a->status = catalog_col(st, 7);
+	a->abstract = catalog_col(st, 8);
+	a->description = catalog_col(st, 9);
+	a->group = catalog_col(st, 10);
+	a->created_by = catalog_col(st, 11);
+	a->created_ms = sqlite3_column_int64(st, 12);
+	a->changed_by = catalog_col(st, 13);
+	a->changed_ms = sqlite3_column_int64(st, 14);
+	a->deleted = sqlite3_column_int(st, 15) != 0;
+}
+
+/* Append a path. */
+void
+catalog_add_path(struct catalog_asset *a, int kind, const char *tech,
+    const char *url)
+{
+	struct catalog_path	*p;
+
+	a->paths = xreallocarray(a->paths, a->npaths + 1, sizeof *a->paths);
+	p = &a->paths[a->npaths++];
+	p->kind = kind;
+	p->tech = xstrdup(tech != NULL ? tech : "");
+	p->url = xstrdup(url);
+}
+
+/* Append an external metadata block. */
+void
+catalog_add_meta(struct catalog_asset *a, const char *scope, const char *schema,
+    const char *payload)
+{
+	struct catalog_meta	*m;
+
+	a->meta = xreallocarray(a->meta, a->nmeta + 1, sizeof *a->meta);
+	m = &a->meta[a->nmeta++];
+	m->scope = scope != NULL ? xstrdup(scope) : NULL;
+	m->schema = xstrdup(schema != NULL ? schema : "");
+	m->payload = xstrdup(payload != NULL ? payload : "");
+}
+
+/* Load the child rows (paths, metadata) of an asset. */
+static int
+catalog_load_children(struct gwdb *g, struct catalog_asset *a)
+{
+	sqlite3_stmt	*st;
+	const char	*kind;
+	int		 rc, k;
+
+	st = gwdb_stmt(g, ST_ASSET_PATHS);
+	sqlite3_bind_text(st, 1, a->obj_id, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		kind = (const char *)sqlite3_column_text(st, 0);
+		for (k = 0; k < (int)nitems(path_kinds); k++) {
+			if (kind != NULL && strcmp(kind, path_kinds[k]) == 0)
+				break;
+		}
+		catalog_add_path(a, k % (int)nitems(path_kinds),
+		    (const char *)sqlite3_column_text(st, 1),
+		    (const char *)sqlite3_column_text(st, 2));
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		return gwdb_rc(rc);
+	st = gwdb_stmt(g, ST_ASSET_META);
+	sqlite3_bind_text(st, 1, a->obj_id, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		catalog_add_meta(a, (const char *)sqlite3_column_text(st, 0),
+		    (const char *)sqlite3_column_text(st, 1),
+		    (const char *)sqlite3_column_text(st, 2));
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? QUEUE_OK : gwdb_rc(rc);
+}
+
+/* One asset by objID. */
+int
+catalog_get(struct gwdb *g, const char *obj_id, struct catalog_asset *a)
+{
+	sqlite3_stmt	*st = gwdb_stmt(g, ST_ASSET_GET);
+	int		 rc;
+
+	memset(a, 0, sizeof *a);
+	sqlite3_bind_text(st, 1, obj_id, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		catalog_from_row(st, a);
+	sqlite3_reset(st);
+	if (rc == SQLITE_DONE)
+		return QUEUE_ENOTFOUND;
+	if (rc != SQLITE_ROW)
+		return gwdb_rc(rc);
+	if ((rc = catalog_load_children(g, a)) != QUEUE_OK)
+		catalog_asset_clear(a);
+	return rc;
+}
+
+/* A page of assets in objID order after `after`. */
+int
+catalog_list(struct gwdb *g, const char *after, bool deleted_too,
+    struct catalog_asset *out, size_t max, size_t *n)
+{
+	sqlite3_stmt	*st = gwdb_stmt(g, ST_ASSET_LIST);
+	size_t		 i;
+	int		 rc = SQLITE_DONE;
+
+	*n = 0;
+	sqlite3_bind_text(st, 1, after != NULL ? after : "", -1,
+	    SQLITE_TRANSIENT);
+	sqlite3_bind_int(st, 2, deleted_too ? 1 : 0);
+	sqlite3_bind_int64(st, 3, (sqlite3_int64)max);
+	while (*n < max && (rc = sqlite3_step(st)) == SQLITE_ROW)
+		catalog_from_row(st, &out[(*n)++]);
+	if (*n < max && rc != SQLITE_DONE) {
+		sqlite3_reset(st);
+		goto fail;
+	}
+	sqlite3_reset(st);
+	for (i = 0; i < *n; i++) {
+		if ((rc = catalog_load_children(g, &out[i])) != QUEUE_OK)
+			goto fail;
+	}
+	return QUEUE_OK;
+fail:
+	for (i = 0; i < *n; i++)
+		catalog_asset_clear(&out[i]);
+	*n = 0;
+	return gwdb_rc(rc);
+}
+
+/* Free what an asset holds; the struct is zeroed. */
+void
+catalog_asset_clear(struct catalog_asset *a)
+{
+	size_t	i;
+
+	if (a == NULL)
+		return;
+	free(a->obj_id);
+	free(a->slug);
+	free(a->type);
+	free(a->tb);
+	free(a->air);
+	free(a->status);
+	free(a->abstract);
+	free(a->description);
+	free(a->group);
+	free(a->created_by);
+	free(a->changed_by);
+	for (i = 0; i < a->npaths; i++) {
+		free(a->paths[i].tech);
+		free(a->paths[i].url);
+	}
+	free(a->paths);
+	for (i = 0; i < a->nmeta; i++) {
+		free(a->meta[i].scope);
+		free(a->meta[i].schema);
+		free(a->meta[i].payload);
+	}
+	free(a->meta);
+	memset(a, 0, sizeof *a);
+}
+
+/* A mos_time from ms since 1970, in UTC with a fraction. */
+static void
+catalog_time(struct mos_time *t, int64_t ms)
+{
+	t->sec = ms / 1000;
+	t->ms = (int32_t)(ms % 1000);
+	t->tz_min = 0;
+	t->flags = MOS_TIME_SET | MOS_TIME_FRAC | MOS_TIME_ZONE;
+}
+
+/* Fill the path arrays of a mosObj. */
+static void
+catalog_fill_paths(struct mos_msg *m, struct mos_obj *o,
+    const struct catalog_asset *a)
+{
+	struct mos_obj_paths	*op;
+	struct mos_path		*dst;
+	size_t			 i, count[3] = { 0, 0, 0 };
+
+	for (i = 0; i < a->npaths; i++)
+		count[a->paths[i].kind]++;
+	op = mos_msg_alloc(m, sizeof *op);
+	op->obj_path.v = mos_msg_alloc(m, (count[0] + 1) *
+	    sizeof (struct mos_path));
+	op->obj_proxy_path.v = mos_msg_alloc(m, (count[1] + 1) *
+	    sizeof (struct mos_path));
+	op->obj_metadata_path.v = mos_msg_alloc(m, (count[2] + 1) *
+	    sizeof (struct mos_path));
+	for (i = 0; i < a->npaths; i++) {
+		switch (a->paths[i].kind) {
+		case CATALOG_PATH:
+			dst = &op->obj_path.v[op->obj_path.n++];
+			break;
+		case CATALOG_PROXY:
+			dst = &op->obj_proxy_path.v[op->obj_proxy_path.n++];
+			break;
+		default:
+			dst = &op->obj_metadata_path.v[
+			    op->obj_metadata_path.n++];
+			break;
+		}
+		dst->tech_description = mos_msg_strdup(m, a->paths[i].tech);
+		dst->url = mos_msg_strdup(m, a->paths[i].url);
+	}
+	o->obj_paths = op;
+}
+
+/* Fill the body of a mosObj from a catalog row. 0, or -1 on a bad value. */
+int
+catalog_fill_obj(struct mos_msg *m, struct mos_obj *o,
+    const struct catalog_asset *a, const char *status)
+{
+	size_t	i;
+
+	memset(o, 0, sizeof *o);
+	o->obj_id = mos_msg_strdup(m, a->obj_id);
+	o->obj_slug = mos_msg_strdup(m, a->slug);
+	o->mos_abstract = mos_msg_strdup(m, a->abstract);
+	o->obj_group = mos_msg_strdup(m, a->group);
+	o->obj_type = mos_msg_strdup(m, a->type);
+	if (a->tb == NULL || mos_dec_parse(a->tb, &o->obj_tb) != 0)
+		return -1;
+	o->obj_rev = (uint32_t)a->rev;
+	o->has_obj_rev = true;
+	o->obj_dur = (uint32_t)a->dur;
+	o->has_obj_dur = true;
+	o->status = mos_msg_strdup(m, status);
+	o->obj_air = mos_msg_strdup(m, a->air);
+	if (a->npaths > 0)
+		catalog_fill_paths(m, o, a);
+	o->created_by = mos_msg_strdup(m, a->created_by);
+	catalog_time(&o->created, a->created_ms);
+	o->changed_by = mos_msg_strdup(m, a->changed_by);
+	catalog_time(&o->changed, a->changed_ms);
+	o->description = mos_msg_strdup(m, a->description != NULL ?
+	    a->description : "");
+	if (a->nmeta > 0) {
+		o->ext_meta.v = mos_msg_alloc(m,
+		    a->nmeta * sizeof *o->ext_meta.v);
+		for (i = 0; i < a->nmeta; i++) {
+			o->ext_meta.v[i].mos_scope = mos_msg_strdup(m,
+			    a->meta[i].scope);
+			o->ext_meta.v[i].mos_schema = mos_msg_strdup(m,
+			    a->meta[i].schema);
+			o->ext_meta.v[i].mos_payload = mos_msg_strdup(m,
+			    a->meta[i].payload);
+		}
+		o->ext_meta.n = a->nmeta;
+	}
+	return 0;
+}
+
+/* A mosObj message for a row (the caller sets the envelope). */
+struct mos_msg *
+catalog_mos_obj(const struct catalog_asset *a, const char *status)
+{
+	struct mos_msg	*m;
+
+	if ((m = mos_msg_new(MOS_T_MOS_OBJ)) == NULL)
+		return NULL;
+	if (catalog_fill_obj(m, &m->u.mos_obj, a, status) != 0) {
+		mos_msg_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+/* Is s 1..max characters with no control characters? */
+static bool
+catalog_text_ok(const char *s, size_t max)
+{
+	size_t	len;
+
+	if (s == NULL || (len = strlen(s)) == 0 || len > max)
+		return false;
+	for (; *s != '\0'; s++) {
+		if ((unsigned char)*s < 0x20 || (unsigned char)*s == 0x7f)
+			return false;
+	}
+	return true;
+}
+
+/* Check the scalar fields; returns the complaint or NULL. */
+static const char *
+catalog_check_fields(const struct catalog_asset *a)
+{
+	static const char *const types[] =
+	    { "STILL", "AUDIO", "VIDEO", "OTHER" };
+	struct mos_dec	tb;
+	size_t		i;
+
+	if (!catalog_text_ok(a->obj_id, 128))
+		return "objID must be 1 to 128 characters without control "
+		    "characters";
+	if (!catalog_text_ok(a->slug, 128))
+		return "slug must be 1 to 128 characters without control "
+		    "characters";
+	for (i = 0; i < nitems(types); i++) {
+		if (a->type != NULL && strcmp(a->type, types[i]) == 0)
+			break;
+	}
+	if (i == nitems(types))
+		return "type must be STILL, AUDIO, VIDEO or OTHER";
+	if (a->tb == NULL || mos_dec_parse(a->tb, &tb) != 0 || tb.v <= 0)
+		return "tb (objTB) must be a decimal number greater than 0";
+	if (a->dur < 0 || a->dur > 0xffffffffLL)
+		return "dur (objDur) must be 0 to 4294967295 samples";
+	if (a->air == NULL || (strcmp(a->air, "READY") != 0 &&
+	    strcmp(a->air, "NOT READY") != 0))
+		return "air must be READY or NOT READY";
+	if (a->group != NULL && *a->group != '\0' &&
+	    !catalog_text_ok(a->group, 128))
+		return "group must be at most 128 characters";
+	if (!catalog_text_ok(a->changed_by, 128))
+		return "the user (--by) must be 1 to 128 characters";
+	for (i = 0; i < a->npaths; i++) {
+		if (!catalog_text_ok(a->paths[i].url, 255))
+			return "a path must be 1 to 255 characters";
+		if (!catalog_text_ok(a->paths[i].tech, 128))
+			return "a path needs a techDescription (--tech) of 1 "
+			    "to 128 characters";
+		if (a->paths[i].kind == CATALOG_PROXY &&
+		    strncasecmp(a->paths[i].url, "ftp", 3) == 0)
+			return "objProxyPath may not be an FTP URL";
+	}
+	for (i = 0; i < a->nmeta; i++) {
+		if (!catalog_text_ok(a->meta[i].schema, 4096))
+			return "external metadata needs a mosSchema";
+	}
+	return NULL;
+}
+
+/*
+ * Check an asset: the fields, then a mosObj written from it must parse again
+ * (so description, abstract and payload are well-formed XML text).
+ */
+int
+catalog_validate(const struct catalog_asset *in, char **err)
+{
+	struct catalog_asset	 a = *in;
+	struct mos_msg		*m, *back = NULL;
+	struct mos_error	 perr;
+	struct mos_buf		 buf = { NULL, 0, 0 };
+	const char		*why;
+	char			 wbuf[256];
+
+	if ((why = catalog_check_fields(in)) != NULL) {
+		xasprintf(err, "%s", why);
+		return QUEUE_EINVAL;
+	}
+	a.rev = 1;
+	a.created_by = in->created_by != NULL ? in->created_by : in->changed_by;
+	if ((m = catalog_mos_obj(&a, "NEW")) == NULL) {
+		xasprintf(err, "cannot build a mosObj from this asset");
+		return QUEUE_EINVAL;
+	}
+	m->mos_id = "check";
+	m->ncs_id = "check";
+	m->has_message_id = true;
+	m->message_id = 1;
+	if (mos_write(m, MOS_ENC_UTF8, &buf, wbuf, sizeof wbuf) != 0) {
+		xasprintf(err, "cannot write a mosObj from this asset: %s",
+		    wbuf);
+		goto fail;
+	}
+	if (mos_parse(buf.data, buf.len, MOS_ENC_UTF8, MOS_LENIENT, &back,
+	    &perr) != MOS_OK) {
+		xasprintf(err, "description, abstract or metadata payload is "
+		    "not "
+		    "well-formed XML text (escape & as &amp; and < as &lt;): "
+		    "%s", perr.msg);
+		goto fail;
+	}
+	mos_msg_free(back);
+	mos_buf_free(&buf);
+	mos_msg_free(m);
+	return QUEUE_OK;
+fail:
+	mos_buf_free(&buf);
+	mos_msg_free(m);
+	return QUEUE_EINVAL;
+}
+
+/* Bind text or NULL. */
+static void
+catalog_bind(sqlite3_stmt *st, int i, const char *s)
+{
+	if (s == NULL)
+		sqlite3_bind_null(st, i);
+	else
+		sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
+}
+
+/* Replace the child rows of an asset. */
+static int
+catalog_put_children(struct gwdb *g, const struct catalog_asset *a)
+{
+	sqlite3_stmt	*st;
+	size_t		 i;
+	int		 rc;
+
+	st = gwdb_stmt(g, ST_ASSET_PATHS_DEL);
+	sqlite3_bind_text(st, 1, a->obj_id, -1, SQLITE_STATIC);
+	if ((rc = gwdb_exec_stmt(g, st)) != QUEUE_OK)
+		return rc;
+	st = gwdb_stmt(g, ST_ASSET_META_DEL);
+	sqlite3_bind_text(st, 1, a->obj_id, -1, SQLITE_STATIC);
+	if ((rc = gwdb_exec_stmt(g, st)) != QUEUE_OK)
+		return rc;
+	for (i = 0; i < a->npaths; i++) {
+		st = gwdb_stmt(g, ST_ASSET_PATH_ADD);
+		sqlite3_bind_text(st, 1, a->obj_id, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 2, (sqlite3_int64)i);
+		sqlite3_bind_text(st, 3, path_kinds[a->paths[i].kind], -1,
+		    SQLITE_STATIC);
+		sqlite3_bind_text(st, 4, a->paths[i].tech, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 5, a->paths[i].url, -1, SQLITE_STATIC);
+		if ((rc = gwdb_exec_stmt(g, st)) != QUEUE_OK)
+			return rc;
+	}
+	for (i = 0; i < a->nmeta; i++) {
+		st = gwdb_stmt(g, ST_ASSET_META_ADD);
+		sqlite3_bind_text(st, 1, a->obj_id, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 2, (sqlite3_int64)i);
+		catalog_bind(st, 3, a->meta[i].scope);
+		sqlite3_bind_text(st, 4, a->meta[i].schema, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 5, a->meta[i].payload, -1, SQLITE_STATIC);
+		if ((rc = gwdb_exec_stmt(g, st)) != QUEUE_OK)
+			return rc;
+	}
+	return QUEUE_OK;
+}
+
+/* Enqueue one publish job per enabled NCS with publish on. */
+static int
+catalog_enqueue(struct gwdb *g, const char *obj_id, int *njobs)
+{
+	struct queue_enqueue_req	 req;
+	sqlite3_stmt			*st = gwdb_stmt(g, ST_NCS_PUBLISH);
+	char				**names = NULL, *lane, *key;
+	int				*max = NULL, rc;
+	size_t				 n = 0, i;
+	int64_t				 id;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		names = xreallocarray(names, n + 1, sizeof *names);
+		max = xreallocarray(max, n + 1, sizeof *max);
+		names[n] = xstrdup((const char *)sqlite3_column_text(st, 0));
+		max[n++] = sqlite3_column_int(st, 1);
+	}
+	sqlite3_reset(st);
+	rc = rc == SQLITE_DONE ? QUEUE_OK : gwdb_rc(rc);
+	for (i = 0; rc == QUEUE_OK && i < n; i++) {
+		xasprintf(&lane, CATALOG_LANE_PREFIX "%s", names[i]);
+		xasprintf(&key, "obj:%s@%s", obj_id, names[i]);
+		memset(&req, 0, sizeof req);
+		req.lane = lane;
+		req.kind = CATALOG_KIND_PUBLISH;
+		req.payload = obj_id;
+		req.payload_len = strlen(obj_id);
+		req.priority = 5;
+		req.max_attempts = max[i];
+		req.coalesce_key = key;
+		rc = queue_enqueue(g->q, &req, &id);
+		if (rc == QUEUE_EXISTS)
+			rc = QUEUE_OK;
+		free(lane);
+		free(key);
+	}
+	if (njobs != NULL)
+		*njobs = rc == QUEUE_OK ? (int)n : 0;
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	free(max);
+	return rc;
+}
+
+/* Roll back and describe what failed (a queue call, or our own SQL). */
+static int
+catalog_abort(struct gwdb *g, int rc, const char *what, bool queue_call,
+    char **err)
+{
+	if (err != NULL)
+		xasprintf(err, "%s: %s (%s)", what, queue_strerror(rc),
+		    queue_call ? queue_errmsg(g->q) : gwdb_errmsg(g));
+	queue_tx_rollback(g->q);
+	return rc;
+}
+
+/* Upsert an asset and enqueue its deliveries in one transaction. */
+int
+catalog_put(struct gwdb *g, const struct catalog_asset *a, int *rev,
+    int *njobs, char **err)
+{
+	sqlite3_stmt	*st;
+	int64_t		 now;
+	int		 rc, r = 0;
+
+	if ((rc = catalog_validate(a, err)) != QUEUE_OK)
+		return rc;
+	if ((rc = queue_tx_begin(g->q)) != QUEUE_OK) {
+		xasprintf(err, "cannot start a transaction: %s",
+		    queue_strerror(rc));
+		return rc;
+	}
+	now = queue_now(g->q);
+	st = gwdb_stmt(g, ST_ASSET_UPSERT);
+	sqlite3_bind_text(st, 1, a->obj_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, a->slug, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, a->type, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, a->tb, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 5, a->dur);
+	sqlite3_bind_text(st, 6, a->air, -1, SQLITE_STATIC);
+	catalog_bind(st, 7, a->abstract);
+	sqlite3_bind_text(st, 8, a->description != NULL ? a->description : "",
+	    -1, SQLITE_STATIC);
+	catalog_bind(st, 9, a->group != NULL && *a->group != '\0' ? a->group :
+	    NULL);
+	sqlite3_bind_text(st, 10, a->changed_by, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 11, now);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		r = sqlite3_column_int(st, 0);
+	rc = rc == SQLITE_ROW ? QUEUE_OK : gwdb_rc(rc);
+	sqlite3_reset(st);
+	if (rc != QUEUE_OK)
+		return catalog_abort(g, rc, "catalog write", false, err);
+	if ((rc = catalog_put_children(g, a)) != QUEUE_OK)
+		return catalog_abort(g, rc, "catalog paths", false, err);
+	if ((rc = catalog_enqueue(g, a->obj_id, njobs)) != QUEUE_OK)
+		return catalog_abort(g, rc, "enqueue of the deliveries", true,
+		    err);
+	if ((rc = queue_tx_commit(g->q)) != QUEUE_OK) {
+		if (err != NULL)
+			xasprintf(err, "commit: %s", queue_strerror(rc));
+		return rc;
+	}
+	if (rev != NULL)
+		*rev = r;
+	return QUEUE_OK;
+}
+
+/* Tombstone an asset and enqueue the DELETED deliveries in one transaction. */
+int
+catalog_delete(struct gwdb *g, const char *obj_id, const char *by, int *rev,
+    int *njobs, char **err)
+{
+	sqlite3_stmt	*st;
+	int		 rc, r = 0;
+
+	if (!catalog_text_ok(by, 128)) {
+		xasprintf(err, "the user (--by) must be 1 to 128 characters");
+		return QUEUE_EINVAL;
+	}
+	if ((rc = queue_tx_begin(g->q)) != QUEUE_OK) {
+		xasprintf(err, "cannot start a transaction: %s",
+		    queue_strerror(rc));
+		return rc;
+	}
+	st = gwdb_stmt(g, ST_ASSET_DELETE);
+	sqlite3_bind_text(st, 1, obj_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, by, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, queue_now(g->q));
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		r = sqlite3_column_int(st, 0);
+	sqlite3_reset(st);
+	if (rc == SQLITE_DONE) {
+		queue_tx_rollback(g->q);
+		xasprintf(err, "no asset '%s' (or already deleted)", obj_id);
+		return QUEUE_ENOTFOUND;
+	}
+	if (rc != SQLITE_ROW)
+		return catalog_abort(g, gwdb_rc(rc), "catalog write", false,
+		    err);
+	if ((rc = catalog_enqueue(g, obj_id, njobs)) != QUEUE_OK)
+		return catalog_abort(g, rc, "enqueue of the deliveries", true,
+		    err);
+	if ((rc = queue_tx_commit(g->q)) != QUEUE_OK) {
+		xasprintf(err, "commit: %s", queue_strerror(rc));
+		return rc;
+	}
+	if (rev != NULL)
+		*rev = r;
+	return QUEUE_OK;
+}
+
+/* What an NCS last acknowledged for an object ("" if never). */
+int
+catalog_delivery_get(struct gwdb *g, const char *ncs, const char *obj_id,
+    char *status, size_t len)
+{
+	sqlite3_stmt	*st = gwdb_stmt(g, ST_DELIVERY_GET);
+	int		 rc;
+
+	*status = '\0';
+	sqlite3_bind_text(st, 1, ncs, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, obj_id, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		util_strlcpy(status, (const char *)sqlite3_column_text(st, 0),
+		    len);
+	sqlite3_reset(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? QUEUE_OK : gwdb_rc(rc);
+}
+
+/* Record an acknowledged delivery (inside the flush transaction). */
+int
+catalog_delivery_put(struct gwdb *g, const char *ncs, const char *obj_id,
+    int rev, const char *status)
+{
+	sqlite3_stmt	*st = gwdb_stmt(g, ST_DELIVERY_PUT);
+
+	sqlite3_bind_text(st, 1, ncs, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, obj_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 3, rev);
+	sqlite3_bind_text(st, 4, status, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 5, queue_now(g->q));
+	return gwdb_exec_stmt(g, st);
+}
+
+/*
+ * The status of a delivery: NEW the first time an NCS gets the object (or
+ * after it was told DELETED), UPDATED after that, DELETED for a tombstone;
+ * NULL when a tombstone never reached that NCS (nothing to delete there).
+ */
+const char *
+catalog_delivery_status(const struct catalog_asset *a, const char *last)
+{
+	bool	known = last != NULL && *last != '\0' &&
+		    strcmp(last, "DELETED") != 0;
+
+	if (a->deleted)
+		return known ? "DELETED" : NULL;
+	return known ? "UPDATED" : "NEW";
+}

@@ -1,0 +1,919 @@
+/*
+ * The configuration file: one INI file read with libinih, described by one
+ * table of {section, key, type, offset, default, limits}. Defaults go through
+ * the same parser as the file, every error names FILE:LINE, and the file is
+ * checked as a whole (all errors, not just the first).
+ *
+ * Debian builds inih with INI_HANDLER_LINENO 0, so the line numbers come from
+ * our own reader (ini_parse_stream), which also sees section headers first
+ * and rejects over-long lines instead of letting inih split them.
+ */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <ini.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gateway/gateway.h"
+
+enum cfg_type {
+	CT_STR,		/* any text up to max characters (0 = no limit) */
+	CT_ID,		/* a MOS identifier: 1..128 characters */
+	CT_ADDR,	/* a numeric IPv4 or IPv6 address */
+	CT_PORT,	/* 1..65535 */
+	CT_PORT0,	/* 0..65535, 0 = off */
+	CT_INT,		/* integer in [min, max] */
+	CT_SIZE,	/* bytes, with an optional k/m/g suffix (KiB, MiB,
+	    GiB) */
+	CT_SECS,	/* seconds, may be fractional; stored as ms */
+	CT_BOOL,
+	CT_ENUM,	/* one of names[]; stored as its index */
+};
+
+#define CF_REQUIRED	0x01
+
+enum cfg_sect {
+	SECT_GATEWAY,
+	SECT_DATABASE,
+	SECT_LOG,
+	SECT_NCS,
+	SECT_NONE,
+};
+
+struct cfg_key {
+	enum cfg_sect		 sect;
+	const char		*key;
+	enum cfg_type		 type;
+	size_t			 off;
+	const char		*def;
+	int			 flags;
+	int64_t			 min;
+	int64_t			 max;
+	const char *const	*names;
+};
+
+static const char *const enc_names[] = { "utf16be", "utf8", NULL };
+static const char *const mode_names[] = { "lenient", "strict", NULL };
+static const char *const level_names[] = { "debug", "info", "warn", "error",
+    NULL };
+static const char *const sync_names[] = { "full", "normal", NULL };
+static const char *const unit_names[] = { "s", "ms", NULL };
+
+#define G(f)	offsetof(struct gw_config, f)
+#define N(f)	offsetof(struct ncs_conf, f)
+#define DAY	86400000LL
+#define MIB	(1LL << 20)
+
+static const struct cfg_key cfg_keys[] = {
+	{ SECT_GATEWAY, "mos_id", CT_ID, G(mos_id), "", CF_REQUIRED, 0, 0,
+	    NULL },
+	{ SECT_GATEWAY, "listen", CT_ADDR, G(listen), "127.0.0.1", 0, 0, 0,
+	    NULL },
+	{ SECT_GATEWAY, "lower_port", CT_PORT, G(lower_port), "10540", 0, 0, 0,
+	    NULL },
+	{ SECT_GATEWAY, "upper_port", CT_PORT, G(upper_port), "10541", 0, 0, 0,
+	    NULL },
+	{ SECT_GATEWAY, "query_port", CT_PORT0, G(query_port), "10542", 0, 0,
+	    0, NULL },
+	{ SECT_GATEWAY, "manufacturer", CT_STR, G(manufacturer), "mosgw", 0, 0,
+	    128, NULL },
+	{ SECT_GATEWAY, "model", CT_STR, G(model), "mosgw", 0, 0, 128, NULL },
+	{ SECT_GATEWAY, "hw_rev", CT_STR, G(hw_rev), "", 0, 0, 128, NULL },
+	{ SECT_GATEWAY, "sw_rev", CT_STR, G(sw_rev), MOSGW_VERSION, 0, 0, 128,
+	    NULL },
+	{ SECT_GATEWAY, "dom", CT_STR, G(dom), "", 0, 0, 128, NULL },
+	{ SECT_GATEWAY, "sn", CT_STR, G(sn), "", 0, 0, 128, NULL },
+	{ SECT_GATEWAY, "id", CT_STR, G(id), "", 0, 0, 128, NULL },
+	{ SECT_GATEWAY, "max_frame", CT_SIZE, G(max_frame), "16777216", 0,
+	    1024, 1024 * MIB, NULL },
+	{ SECT_GATEWAY, "pre_handshake_frame", CT_SIZE,
+	    G(pre_handshake_frame), "65536", 0, 256, 1024 * MIB, NULL },
+	{ SECT_GATEWAY, "max_junk", CT_SIZE, G(max_junk), "65536", 0, 1,
+	    1024 * MIB, NULL },
+	{ SECT_GATEWAY, "frame_deadline", CT_SECS, G(frame_deadline_ms), "30",
+	    0, 1, DAY, NULL },
+	{ SECT_GATEWAY, "idle_timeout", CT_SECS, G(idle_timeout_ms), "0", 0, 0,
+	    7 * DAY, NULL },
+	{ SECT_GATEWAY, "max_conn_per_port", CT_INT, G(max_conn_per_port), "8",
+	    0, 1, 100000, NULL },
+	{ SECT_GATEWAY, "max_conn", CT_INT, G(max_conn), "64", 0, 1, 100000,
+	    NULL },
+	{ SECT_GATEWAY, "output_high_watermark", CT_SIZE,
+	    G(output_high_watermark), "1048576", 0, 4096, 1024 * MIB, NULL },
+	{ SECT_GATEWAY, "mos_req_all_pause_unit", CT_ENUM, G(pause_ms), "s", 0,
+	    0, 0, unit_names },
+
+	{ SECT_DATABASE, "path", CT_STR, G(db_path), "var/mosgw.db", 0, 0,
+	    4096, NULL },
+	{ SECT_DATABASE, "synchronous", CT_ENUM, G(sync_normal), "full", 0, 0,
+	    0, sync_names },
+	{ SECT_DATABASE, "history", CT_BOOL, G(history), "on", 0, 0, 0, NULL },
+	{ SECT_DATABASE, "history_retention", CT_SECS,
+	    G(history_retention_ms), "604800", 0, 1, 3650 * DAY, NULL },
+	{ SECT_DATABASE, "done_retention", CT_SECS,
+	    G(done_retention_ms), "86400", 0, 1, 3650 * DAY, NULL },
+	{ SECT_DATABASE, "failed_retention", CT_SECS,
+	    G(failed_retention_ms), "604800", 0, 1, 3650 * DAY, NULL },
+	{ SECT_DATABASE, "backoff_base", CT_SECS, G(backoff_base_ms), "1", 0,
+	    1, DAY, NULL },
+	{ SECT_DATABASE, "backoff_max", CT_SECS, G(backoff_max_ms), "60", 0, 1,
+	    DAY, NULL },
+	{ SECT_DATABASE, "lease", CT_SECS, G(lease_ms), "30", 0, 1000, DAY,
+	    NULL },
+	{ SECT_DATABASE, "busy_timeout", CT_SECS, G(busy_ms), "0.1", 0, 1,
+	    60000, NULL },
+
+	{ SECT_LOG, "level", CT_ENUM, G(log_level), "info", 0, 0, 0,
+	    level_names },
+	{ SECT_LOG, "target", CT_STR, G(log_target), "stderr", 0, 0, 4096,
+	    NULL },
+
+	{ SECT_NCS, "ncs_id", CT_ID, N(ncs_id), "", CF_REQUIRED, 0, 0, NULL },
+	{ SECT_NCS, "buddy_ncs_id", CT_STR, N(buddy_ncs_id), "", 0, 0, 128,
+	    NULL },
+	{ SECT_NCS, "host", CT_STR, N(host), "", CF_REQUIRED, 0, 255, NULL },
+	{ SECT_NCS, "lower_port", CT_PORT, N(lower_port), "10540", 0, 0, 0,
+	    NULL },
+	{ SECT_NCS, "upper_port", CT_PORT, N(upper_port), "10541", 0, 0, 0,
+	    NULL },
+	{ SECT_NCS, "query_port", CT_PORT0, N(query_port), "0", 0, 0, 0, NULL },
+	{ SECT_NCS, "buddy_host", CT_STR, N(buddy_host), "", 0, 0, 255, NULL },
+	{ SECT_NCS, "buddy_lower_port", CT_PORT, N(buddy_lower_port), "10540",
+	    0, 0, 0, NULL },
+	{ SECT_NCS, "buddy_upper_port", CT_PORT, N(buddy_upper_port), "10541",
+	    0, 0, 0, NULL },
+	{ SECT_NCS, "encoding", CT_ENUM, N(encoding), "utf16be", 0, 0, 0,
+	    enc_names },
+	{ SECT_NCS, "mode", CT_ENUM, N(mode), "lenient", 0, 0, 0, mode_names },
+	{ SECT_NCS, "heartbeat_interval", CT_SECS, N(heartbeat_ms), "10", 0, 0,
+	    DAY, NULL },
+	{ SECT_NCS, "ack_timeout", CT_SECS, N(ack_timeout_ms), "5", 0, 1, DAY,
+	    NULL },
+	{ SECT_NCS, "retries", CT_INT, N(retries), "2", 0, 0, 100, NULL },
+	{ SECT_NCS, "reconnect_min", CT_SECS, N(reconnect_min_ms), "1", 0, 1,
+	    DAY, NULL },
+	{ SECT_NCS, "reconnect_max", CT_SECS, N(reconnect_max_ms), "30", 0, 1,
+	    DAY, NULL },
+	{ SECT_NCS, "breaker_threshold", CT_INT, N(breaker_threshold), "5", 0,
+	    1, 1000000, NULL },
+	{ SECT_NCS, "hot_standby", CT_BOOL, N(hot_standby), "false", 0, 0, 0,
+	    NULL },
+	{ SECT_NCS, "publish", CT_BOOL, N(publish), "true", 0, 0, 0, NULL },
+	{ SECT_NCS, "max_attempts", CT_INT, N(max_attempts), "10", 0, 1, 1000,
+	    NULL },
+};
+
+static const char *const sect_names[] =
+    { "gateway", "database", "log", "ncs.NAME" };
+
+struct cfg_parse {
+	const char		*name;		/* file name for messages */
+	FILE			*fp;
+	const char		*str;		/* or a string */
+	size_t			 off;
+	int			 lineno;
+	char			*line;
+	size_t			 linecap;
+	struct gw_config	*cfg;
+	struct sbuf		 errs;
+	int			 nerr;
+	enum cfg_sect		 sect;		/* of the current section */
+	struct ncs_conf		*ncs;		/* current [ncs.NAME] */
+	int			 sect_line[SECT_NONE];
+};
+
+/* Record one error "FILE:LINE: message" (line 0: "FILE: message"). */
+static void __attribute__((format(printf, 3, 4)))
+cfg_error(struct cfg_parse *p, int line, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*msg;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		fatalx("out of memory");
+	va_end(ap);
+	if (line > 0)
+		sbuf_printf(&p->errs, "%s:%d: %s\n", p->name, line, msg);
+	else
+		sbuf_printf(&p->errs, "%s: %s\n", p->name, msg);
+	free(msg);
+	p->nerr++;
+}
+
+/* Parse a duration in seconds ("30", "0.2") into ms. */
+static int
+cfg_parse_secs(const char *v, int64_t *ms)
+{
+	char	*end;
+	double	 d;
+
+	if (*v == '\0' || strspn(v, "0123456789.") != strlen(v))
+		return -1;
+	errno = 0;
+	d = strtod(v, &end);
+	if (errno != 0 || *end != '\0' || !isfinite(d) || d < 0 || d > 1e12)
+		return -1;
+	*ms = llround(d * 1000.0);
+	if (*ms == 0 && d > 0)
+		*ms = 1;
+	return 0;
+}
+
+/* Parse a byte size with an optional k/m/g suffix. */
+static int
+cfg_parse_size(const char *v, int64_t *out)
+{
+	char		*end;
+	long long	 n;
+	int64_t		 mul = 1;
+
+	if (!isdigit((unsigned char)*v))
+		return -1;
+	errno = 0;
+	n = strtoll(v, &end, 10);
+	if (errno != 0)
+		return -1;
+	switch (tolower((unsigned char)*end)) {
+	case '\0':
+		break;
+	case 'k':
+		mul = 1LL << 10;
+		end++;
+		break;
+	case 'm':
+		mul = 1LL << 20;
+		end++;
+		break;
+	case 'g':
+		mul = 1LL << 30;
+		end++;
+		break;
+	default:
+		return -1;
+	}
+	if (*end != '\0' || n > INT64_MAX / mul)
+		return -1;
+	*out = n * mul;
+	return 0;
+}
+
+/* Parse a boolean. */
+static int
+cfg_parse_bool(const char *v, bool *out)
+{
+	static const char *const yes[] = { "true", "yes", "on", "1" };
+	static const char *const no[] = { "false", "no", "off", "0" };
+	size_t	i;
+
+	for (i = 0; i < nitems(yes); i++) {
+		if (strcasecmp(v, yes[i]) == 0) {
+			*out = true;
+			return 0;
+		}
+		if (strcasecmp(v, no[i]) == 0) {
+			*out = false;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* Parse a plain decimal integer. */
+static int
+cfg_parse_int(const char *v, int64_t *out)
+{
+	char		*end;
+	long long	 n;
+
+	if (*v == '\0' || (!isdigit((unsigned char)*v) && *v != '-'))
+		return -1;
+	errno = 0;
+	n = strtoll(v, &end, 10);
+	if (errno != 0 || *end != '\0')
+		return -1;
+	*out = n;
+	return 0;
+}
+
+/* Parse one value for key k into base; on error *why says what is wrong. */
+static int
+cfg_set(const struct cfg_key *k, void *base, const char *v, char *why,
+    size_t whylen)
+{
+	char		*field = (char *)base + k->off;
+	int64_t		 n = 0;
+	unsigned char	 a[16];
+	bool		 b;
+	size_t		 i;
+
+	switch (k->type) {
+	case CT_STR:
+	case CT_ID:
+		if (k->type == CT_ID && (*v == '\0' || strlen(v) > 128)) {
+			snprintf(why, whylen, "must be 1 to 128 characters");
+			return -1;
+		}
+		if (k->max > 0 && strlen(v) > (size_t)k->max) {
+			snprintf(why, whylen, "longer than %lld characters",
+			    (long long)k->max);
+			return -1;
+		}
+		free(*(char **)field);
+		*(char **)field = xstrdup(v);
+		return 0;
+	case CT_ADDR:
+		if (inet_pton(AF_INET, v, a) != 1 && inet_pton(AF_INET6, v,
+		    a) != 1) {
+			snprintf(why, whylen, "not a numeric IPv4 or IPv6 "
+			    "address");
+			return -1;
+		}
+		free(*(char **)field);
+		*(char **)field = xstrdup(v);
+		return 0;
+	case CT_PORT:
+	case CT_PORT0:
+		if (cfg_parse_int(v, &n) != 0 || n < (k->type == CT_PORT ? 1 :
+		    0) || n > 65535) {
+			snprintf(why, whylen, "not a port number (%s..65535)",
+			    k->type == CT_PORT ? "1" : "0");
+			return -1;
+		}
+		*(int *)field = (int)n;
+		return 0;
+	case CT_INT:
+		if (cfg_parse_int(v, &n) != 0 || n < k->min || n > k->max) {
+			snprintf(why, whylen, "not an integer in %lld..%lld",
+			    (long long)k->min, (long long)k->max);
+			return -1;
+		}
+		*(int *)field = (int)n;
+		return 0;
+	case CT_SIZE:
+		if (cfg_parse_size(v, &n) != 0 || n < k->min || n > k->max) {
+			snprintf(why, whylen, "not a size in bytes in "
+			    "%lld..%lld "
+			    "(suffix k, m or g allowed)", (long long)k->min,
+			    (long long)k->max);
+			return -1;
+		}
+		*(int64_t *)field = n;
+		return 0;
+	case CT_SECS:
+		if (cfg_parse_secs(v, &n) != 0 || n < k->min || n > k->max) {
+			snprintf(why, whylen, "not a duration in seconds in "
+			    "%g..%g",
+			    (double)k->min / 1000, (double)k->max / 1000);
+			return -1;
+		}
+		*(int64_t *)field = n;
+		return 0;
+	case CT_BOOL:
+		if (cfg_parse_bool(v, &b) != 0) {
+			snprintf(why, whylen, "not a boolean (true/false, "
+			    "yes/no, on/off, 1/0)");
+			return -1;
+		}
+		*(bool *)field = b;
+		return 0;
+	case CT_ENUM:
+		for (i = 0; k->names[i] != NULL; i++) {
+			if (strcmp(v, k->names[i]) == 0) {
+				*(int *)field = (int)i;
+				return 0;
+			}
+		}
+		snprintf(why, whylen, "must be one of:");
+		for (i = 0; k->names[i] != NULL; i++) {
+			strncat(why, i == 0 ? " " : " | ",
+			    whylen - strlen(why) - 1);
+			strncat(why, k->names[i], whylen - strlen(why) - 1);
+		}
+		return -1;
+	}
+	return -1;
+}
+
+/* Apply the defaults of one section kind to base. */
+static void
+cfg_defaults(enum cfg_sect sect, void *base, bool ncs)
+{
+	const struct cfg_key	*k;
+	char			 why[128];
+
+	for (k = cfg_keys; k < cfg_keys + nitems(cfg_keys); k++) {
+		if ((ncs && k->sect != SECT_NCS) || (!ncs &&
+		    k->sect == SECT_NCS))
+			continue;
+		if (sect != SECT_NONE && k->sect != sect)
+			continue;
+		if (cfg_set(k, base, k->def, why, sizeof why) != 0 &&
+		    (k->flags & CF_REQUIRED) == 0)
+			fatalx("default of %s is invalid: %s", k->key, why);
+	}
+}
+
+/* Is this a valid NCS section name (used in lanes and log lines)? */
+static bool
+cfg_valid_ncs_name(const char *s)
+{
+	size_t	n = strlen(s);
+
+	return n > 0 && n <= 63 &&
+	    strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "0123456789_.-") == n;
+}
+
+/* A section header seen by the reader: check it and make it current. */
+static void
+cfg_section(struct cfg_parse *p, const char *name)
+{
+	struct gw_config	*cfg = p->cfg;
+	struct ncs_conf		*n;
+	size_t			 i;
+
+	p->ncs = NULL;
+	p->sect = SECT_NONE;
+	for (i = 0; i < SECT_NCS; i++) {
+		if (strcmp(name, sect_names[i]) == 0) {
+			p->sect = (enum cfg_sect)i;
+			if (p->sect_line[i] == 0)
+				p->sect_line[i] = p->lineno;
+			return;
+		}
+	}
+	if (strncmp(name, "ncs.", 4) != 0) {
+		cfg_error(p, p->lineno, "unknown section [%s] (expected "
+		    "[gateway], [database], [log] or [ncs.NAME])", name);
+		return;
+	}
+	if (!cfg_valid_ncs_name(name + 4)) {
+		cfg_error(p, p->lineno, "bad NCS name in [%s]: use 1 to 63 of "
+		    "A-Z a-z 0-9 _ . -", name);
+		return;
+	}
+	p->sect = SECT_NCS;
+	for (i = 0; i < cfg->nncs; i++) {
+		if (strcmp(cfg->ncs[i].name, name + 4) == 0) {
+			p->ncs = &cfg->ncs[i];
+			return;
+		}
+	}
+	cfg->ncs = xreallocarray(cfg->ncs, cfg->nncs + 1, sizeof *cfg->ncs);
+	n = &cfg->ncs[cfg->nncs++];
+	memset(n, 0, sizeof *n);
+	n->name = xstrdup(name + 4);
+	n->line = p->lineno;
+	n->lines = xcalloc(nitems(cfg_keys), sizeof *n->lines);
+	cfg_defaults(SECT_NONE, n, true);
+	p->ncs = n;
+	/* The array may have moved: nothing else keeps pointers into it. */
+}
+
+/* Is this line (without the newline) a syntax error for INI? */
+static const char *
+cfg_line_syntax(char *s)
+{
+	char	*end;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	if (*s == '\0' || *s == ';' || *s == '#')
+		return NULL;
+	if (*s == '[') {
+		if ((end = strchr(s, ']')) == NULL)
+			return "section header without ']'";
+		return NULL;
+	}
+	if (strchr(s, '=') == NULL && strchr(s, ':') == NULL)
+		return "expected 'key = value' or '[section]'";
+	if (*s == '=' || *s == ':')
+		return "missing key name before '='";
+	return NULL;
+}
+
+/* Read the next raw line into p->line; NULL at the end. */
+static char *
+cfg_getline(struct cfg_parse *p)
+{
+	const char	*s, *nl;
+	size_t		 n;
+	ssize_t		 r;
+
+	if (p->fp != NULL) {
+		r = getline(&p->line, &p->linecap, p->fp);
+		return r < 0 ? NULL : p->line;
+	}
+	s = p->str + p->off;
+	if (*s == '\0')
+		return NULL;
+	nl = strchr(s, '\n');
+	n = nl != NULL ? (size_t)(nl - s) + 1 : strlen(s);
+	if (n + 1 > p->linecap) {
+		p->line = xreallocarray(p->line, n + 1, 1);
+		p->linecap = n + 1;
+	}
+	memcpy(p->line, s, n);
+	p->line[n] = '\0';
+	p->off += n;
+	return p->line;
+}
+
+/*
+ * inih's reader: one line per call, counted; section headers are handled
+ * here (so empty sections count), bad lines are reported here with their
+ * number and replaced by an empty line.
+ */
+static char *
+cfg_reader(char *str, int num, void *stream)
+{
+	struct cfg_parse	*p = stream;
+	const char		*why;
+	char			*line, *s, *end;
+	size_t			 len;
+
+	if ((line = cfg_getline(p)) == NULL)
+		return NULL;
+	p->lineno++;
+	len = strcspn(line, "\r\n");
+	line[len] = '\0';
+	if (len + 3 > (size_t)num) {
+		cfg_error(p, p->lineno, "line too long (at most %d characters)",
+		    num - 3);
+		goto empty;
+	}
+	if ((why = cfg_line_syntax(line)) != NULL) {
+		cfg_error(p, p->lineno, "%s", why);
+		goto empty;
+	}
+	s = line + strspn(line, " \t");
+	if (*s == '[') {
+		end = strchr(s, ']');
+		*end = '\0';
+		cfg_section(p, s + 1);
+		*end = ']';
+	}
+	snprintf(str, (size_t)num, "%s\n", line);
+	return str;
+empty:
+	snprintf(str, (size_t)num, "\n");
+	return str;
+}
+
+/* inih's handler: one key = value in the current section. */
+static int
+cfg_handler(void *user, const char *section, const char *name,
+    const char *value)
+{
+	struct cfg_parse	*p = user;
+	const struct cfg_key	*k;
+	void			*base;
+	int			*lines;
+	char			 why[160];
+	size_t			 i;
+
+	(void)section;
+	if (p->sect == SECT_NONE) {
+		if (p->lineno > 0 && *section == '\0')
+			cfg_error(p, p->lineno, "key '%s' outside of any "
+			    "section", name);
+		return 1;	/* reported once, at the section header */
+	}
+	if (p->sect == SECT_NCS && p->ncs == NULL)
+		return 1;	/* a bad [ncs.NAME]: reported at its header */
+	for (i = 0; i < nitems(cfg_keys); i++) {
+		k = &cfg_keys[i];
+		if (k->sect == p->sect && strcmp(k->key, name) == 0)
+			break;
+	}
+	if (i == nitems(cfg_keys)) {
+		cfg_error(p, p->lineno, "unknown key '%s' in [%s]", name,
+		    p->sect == SECT_NCS ? section : sect_names[p->sect]);
+		return 1;
+	}
+	base = p->sect == SECT_NCS ? (void *)p->ncs : (void *)p->cfg;
+	lines = p->sect == SECT_NCS ? p->ncs->lines : p->cfg->lines;
+	if (lines[i] != 0) {
+		cfg_error(p, p->lineno, "duplicate key '%s' (first set on line "
+		    "%d)", name, lines[i]);
+		return 1;
+	}
+	lines[i] = p->lineno;
+	if (cfg_set(k, base, value, why, sizeof why) != 0)
+		cfg_error(p, p->lineno, "%s = '%s': %s", name, value, why);
+	return 1;
+}
+
+/* Index of a key in the table. */
+static size_t
+cfg_key_index(enum cfg_sect sect, const char *key)
+{
+	size_t	i;
+
+	for (i = 0; i < nitems(cfg_keys); i++) {
+		if (cfg_keys[i].sect == sect && strcmp(cfg_keys[i].key,
+		    key) == 0)
+			return i;
+	}
+	fatalx("no config key %s", key);
+}
+
+/* The line to blame for a key of an NCS: where it was set, else the header. */
+static int
+cfg_ncs_line(const struct ncs_conf *n, const char *key)
+{
+	int	line = n->lines[cfg_key_index(SECT_NCS, key)];
+
+	return line != 0 ? line : n->line;
+}
+
+/* The line to blame for a global key. */
+static int
+cfg_global_line(struct cfg_parse *p, enum cfg_sect sect, const char *key)
+{
+	int	line = p->cfg->lines[cfg_key_index(sect, key)];
+
+	return line != 0 ? line : p->sect_line[sect];
+}
+
+/* Cross-checks of one NCS section. */
+static void
+cfg_check_ncs(struct cfg_parse *p, struct ncs_conf *n)
+{
+	struct gw_config	*cfg = p->cfg;
+	size_t			 i;
+
+	if (n->lines[cfg_key_index(SECT_NCS, "ncs_id")] == 0)
+		cfg_error(p, n->line, "[ncs.%s]: ncs_id is required", n->name);
+	if (n->lines[cfg_key_index(SECT_NCS, "host")] == 0 || *n->host == '\0')
+		cfg_error(p, n->line, "[ncs.%s]: host is required", n->name);
+	if (n->reconnect_min_ms > n->reconnect_max_ms)
+		cfg_error(p, cfg_ncs_line(n, "reconnect_max"), "[ncs.%s]: "
+		    "reconnect_max is less than reconnect_min", n->name);
+	if (n->lower_port == n->upper_port)
+		cfg_error(p, cfg_ncs_line(n, "upper_port"), "[ncs.%s]: "
+		    "lower_port "
+		    "and upper_port are the same (%d)", n->name, n->lower_port);
+	if (*n->buddy_host != '\0' &&
+	    n->buddy_lower_port == n->buddy_upper_port)
+		cfg_error(p, cfg_ncs_line(n, "buddy_upper_port"), "[ncs.%s]: "
+		    "buddy_lower_port and buddy_upper_port are the same (%d)",
+		    n->name, n->buddy_lower_port);
+	if (*n->buddy_host == '\0' && (n->hot_standby ||
+	    *n->buddy_ncs_id != '\0'))
+		cfg_error(p, cfg_ncs_line(n, n->hot_standby ? "hot_standby" :
+		    "buddy_ncs_id"), "[ncs.%s]: %s needs buddy_host", n->name,
+		    n->hot_standby ? "hot_standby" : "buddy_ncs_id");
+	for (i = 0; &cfg->ncs[i] != n; i++) {
+		if (strcmp(cfg->ncs[i].ncs_id, n->ncs_id) == 0 ||
+		    strcmp(cfg->ncs[i].ncs_id, n->buddy_ncs_id) == 0 ||
+		    (*n->buddy_ncs_id != '\0' &&
+		    strcmp(cfg->ncs[i].buddy_ncs_id, n->ncs_id) == 0))
+			cfg_error(p, cfg_ncs_line(n, "ncs_id"), "[ncs.%s]: "
+			    "ncs_id '%s' is already used by [ncs.%s]", n->name,
+			    n->ncs_id, cfg->ncs[i].name);
+	}
+}
+
+/* Cross-checks of the whole file after parsing. */
+static void
+cfg_check(struct cfg_parse *p)
+{
+	struct gw_config	*cfg = p->cfg;
+	size_t			 i;
+
+	if (cfg->lines[cfg_key_index(SECT_GATEWAY, "mos_id")] == 0)
+		cfg_error(p, p->sect_line[SECT_GATEWAY], "[gateway]: mos_id is "
+		    "required");
+	if (cfg->lower_port == cfg->upper_port ||
+	    cfg->query_port == cfg->lower_port ||
+	    cfg->query_port == cfg->upper_port)
+		cfg_error(p, cfg_global_line(p, SECT_GATEWAY, "upper_port"),
+		    "[gateway]: lower_port, upper_port and query_port must "
+		    "differ");
+	if (cfg->pre_handshake_frame > cfg->max_frame)
+		cfg_error(p, cfg_global_line(p, SECT_GATEWAY,
+		    "pre_handshake_frame"), "[gateway]: pre_handshake_frame is "
+		    "larger than max_frame");
+	if (cfg->backoff_base_ms > cfg->backoff_max_ms)
+		cfg_error(p, cfg_global_line(p, SECT_DATABASE, "backoff_max"),
+		    "[database]: backoff_max is less than backoff_base");
+	if (cfg->nncs == 0)
+		cfg_error(p, 0, "no [ncs.NAME] section: at least one NCS is "
+		    "required");
+	for (i = 0; i < cfg->nncs; i++)
+		cfg_check_ncs(p, &cfg->ncs[i]);
+}
+
+/* Parse from p (file or string) into a new config. */
+static struct gw_config *
+cfg_parse_all(struct cfg_parse *p, char **errors)
+{
+	struct gw_config	*cfg;
+	int			 rc;
+
+	cfg = xcalloc(1, sizeof *cfg);
+	cfg->lines = xcalloc(nitems(cfg_keys), sizeof *cfg->lines);
+	cfg_defaults(SECT_NONE, cfg, false);
+	p->cfg = cfg;
+	p->sect = SECT_NONE;
+	ini_allow_multiline = false;
+	ini_allow_no_value = false;
+	rc = ini_parse_stream(cfg_reader, p, cfg_handler, p);
+	if (rc == -2)
+		cfg_error(p, 0, "out of memory while parsing");
+	else if (rc > 0 && p->nerr == 0)
+		cfg_error(p, rc, "syntax error");
+	cfg_check(p);
+	free(p->line);
+	if (p->nerr != 0) {
+		*errors = p->errs.s;
+		config_free(cfg);
+		return NULL;
+	}
+	sbuf_free(&p->errs);
+	*errors = NULL;
+	return cfg;
+}
+
+/* Load and validate a configuration file. */
+struct gw_config *
+config_load(const char *file, char **errors)
+{
+	struct cfg_parse	 p;
+	struct gw_config	*cfg;
+
+	memset(&p, 0, sizeof p);
+	p.name = file;
+	if ((p.fp = fopen(file, "r")) == NULL) {
+		xasprintf(errors, "%s: %s\n", file, strerror(errno));
+		return NULL;
+	}
+	cfg = cfg_parse_all(&p, errors);
+	fclose(p.fp);
+	if (cfg != NULL)
+		cfg->file = xstrdup(file);
+	return cfg;
+}
+
+/* Load and validate a configuration held in a string. */
+struct gw_config *
+config_load_string(const char *name, const char *text, char **errors)
+{
+	struct cfg_parse	 p;
+	struct gw_config	*cfg;
+
+	memset(&p, 0, sizeof p);
+	p.name = name;
+	p.str = text;
+	cfg = cfg_parse_all(&p, errors);
+	if (cfg != NULL)
+		cfg->file = xstrdup(name);
+	return cfg;
+}
+
+/* Free the string fields of a section. */
+static void
+cfg_free_strings(enum cfg_sect sect, void *base, bool ncs)
+{
+	const struct cfg_key	*k;
+
+	for (k = cfg_keys; k < cfg_keys + nitems(cfg_keys); k++) {
+		if ((ncs && k->sect != SECT_NCS) || (!ncs &&
+		    k->sect == SECT_NCS))
+			continue;
+		if (sect != SECT_NONE && k->sect != sect)
+			continue;
+		if (k->type == CT_STR || k->type == CT_ID || k->type == CT_ADDR)
+			free(*(char **)((char *)base + k->off));
+	}
+}
+
+/* Free a configuration. */
+void
+config_free(struct gw_config *cfg)
+{
+	size_t	i;
+
+	if (cfg == NULL)
+		return;
+	for (i = 0; i < cfg->nncs; i++) {
+		cfg_free_strings(SECT_NONE, &cfg->ncs[i], true);
+		free(cfg->ncs[i].name);
+		free(cfg->ncs[i].lines);
+	}
+	free(cfg->ncs);
+	cfg_free_strings(SECT_NONE, cfg, false);
+	free(cfg->lines);
+	free(cfg->file);
+	free(cfg);
+}
+
+/* The NCS section with that name, or NULL. */
+const struct ncs_conf *
+config_find_ncs(const struct gw_config *cfg, const char *name)
+{
+	size_t	i;
+
+	for (i = 0; i < cfg->nncs; i++) {
+		if (strcmp(cfg->ncs[i].name, name) == 0)
+			return &cfg->ncs[i];
+	}
+	return NULL;
+}
+
+/* Do two NCS sections say the same (line numbers aside)? */
+bool
+config_ncs_equal(const struct ncs_conf *a, const struct ncs_conf *b)
+{
+	const struct cfg_key	*k;
+	const char		*pa, *pb;
+
+	if (strcmp(a->name, b->name) != 0)
+		return false;
+	for (k = cfg_keys; k < cfg_keys + nitems(cfg_keys); k++) {
+		if (k->sect != SECT_NCS)
+			continue;
+		pa = (const char *)a + k->off;
+		pb = (const char *)b + k->off;
+		switch (k->type) {
+		case CT_STR:
+		case CT_ID:
+		case CT_ADDR:
+			if (strcmp(*(char *const *)pa, *(char *const *)pb) != 0)
+				return false;
+			break;
+		case CT_SIZE:
+		case CT_SECS:
+			if (*(const int64_t *)pa != *(const int64_t *)pb)
+				return false;
+			break;
+		case CT_BOOL:
+			if (*(const bool *)pa != *(const bool *)pb)
+				return false;
+			break;
+		default:
+			if (*(const int *)pa != *(const int *)pb)
+				return false;
+		}
+	}
+	return true;
+}
+
+/* Print every section and key with its default (the reference file). */
+void
+config_print_defaults(FILE *f)
+{
+	const struct cfg_key	*k;
+	int			 sect = -1;
+
+	for (k = cfg_keys; k < cfg_keys + nitems(cfg_keys); k++) {
+		if ((int)k->sect != sect) {
+			sect = (int)k->sect;
+			fprintf(f, "%s[%s]\n", sect == 0 ? "" : "\n",
+			    sect_names[sect]);
+		}
+		fprintf(f, "%s = %s%s\n", k->key, k->def,
+		    (k->flags & CF_REQUIRED) ? "\t; required" : "");
+	}
+}
+
+/* A deep copy of an NCS section (the daemon keeps it across reloads). */
+struct ncs_conf *
+config_ncs_dup(const struct ncs_conf *src)
+{
+	const struct cfg_key	*k;
+	struct ncs_conf		*n;
+	char			**f;
+
+	n = xmalloc(sizeof *n);
+	*n = *src;
+	n->name = xstrdup(src->name);
+	n->lines = xcalloc(nitems(cfg_keys), sizeof *n->lines);
+	memcpy(n->lines, src->lines, nitems(cfg_keys) * sizeof *n->lines);
+	for (k = cfg_keys; k < cfg_keys + nitems(cfg_keys); k++) {
+		if (k->sect != SECT_NCS || (k->type != CT_STR &&
+		    k->type != CT_ID && k->type != CT_ADDR))
+			continue;
+		f = (char **)((char *)n + k->off);
+		*f = xstrdup(*f);
+	}
+	return n;
+}
+
+/* Free a copy made by config_ncs_dup. */
+void
+config_ncs_free(struct ncs_conf *n)
+{
+	if (n == NULL)
+		return;
+	cfg_free_strings(SECT_NONE, n, true);
+	free(n->name);
+	free(n->lines);
+	free(n);
+}

@@ -1,0 +1,468 @@
+/*
+ * One framed MOS connection, inbound or outbound: bytes from the bufferevent
+ * go into the framer; at most CONN_FRAMES_PER_ROUND frames are handed to the
+ * owner per callback before yielding to other connections (a zero-timeout
+ * event continues). A frame deadline timer runs from the first byte of a
+ * frame to its end, apart from the idle timeout. Output above the high
+ * watermark stops reading from that peer until it drains.
+ *
+ * Owners (session.c, link.c) get frames and one error callback, after which
+ * they call conn_free(). conn_free() from inside a callback is deferred.
+ */
+#include <sys/socket.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/dns.h>
+#include <event2/event.h>
+#include <event2/util.h>
+
+#include "gateway/gateway.h"
+
+#define CONN_FRAMES_PER_ROUND	32
+#define CONN_INPUT_SLACK	(64 * 1024)
+
+static void	conn_process(struct conn *);
+
+/* Milliseconds as a timeval. */
+static struct timeval
+conn_tv(int64_t ms)
+{
+	struct timeval	tv;
+
+	tv.tv_sec = (time_t)(ms / 1000);
+	tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+	return tv;
+}
+
+/* Free everything now. */
+static void
+conn_destroy(struct conn *c)
+{
+	if (c->deadline != NULL)
+		event_free(c->deadline);
+	if (c->more != NULL)
+		event_free(c->more);
+	if (c->bev != NULL)
+		bufferevent_free(c->bev);
+	mos_framer_free(c->fr);
+	free(c);
+}
+
+/* Leave a callback: destroy if the owner freed us meanwhile. */
+static void
+conn_leave(struct conn *c)
+{
+	if (--c->busy == 0 && c->dead)
+		conn_destroy(c);
+}
+
+/* Report an error to the owner (once). */
+static void
+conn_fail(struct conn *c, const char *reason)
+{
+	if (c->dead)
+		return;
+	c->ops->error(c->arg, c, reason);
+}
+
+/* The frame deadline expired: the peer is too slow to finish a frame. */
+static void
+conn_deadline_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct conn	*c = arg;
+
+	(void)fd;
+	(void)ev;
+	c->busy++;
+	log_event(LL_WARN, "frame.error", "conn=%llu ncs=%s port=%s peer=%s "
+	    "stage=framing error=frame-deadline pending=%zu",
+	    (unsigned long long)c->id,
+	    log_q(c->ncs), gw_port_name(c->port), c->peer,
+	    mos_framer_pending(c->fr));
+	conn_fail(c, "frame-deadline");
+	conn_leave(c);
+}
+
+/* Continue processing frames after a yield. */
+static void
+conn_more_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct conn	*c = arg;
+
+	(void)fd;
+	(void)ev;
+	conn_process(c);
+}
+
+/* Start or stop the frame deadline as the framer is inside a frame or not. */
+static void
+conn_update_deadline(struct conn *c)
+{
+	struct timeval	tv;
+
+	if (mos_framer_in_frame(c->fr)) {
+		if (!evtimer_pending(c->deadline, NULL)) {
+			tv = conn_tv(c->gw->cfg->frame_deadline_ms);
+			evtimer_add(c->deadline, &tv);
+		}
+	} else
+		evtimer_del(c->deadline);
+}
+
+/* Input backpressure: the framer holds too much that is not yet processed. */
+static void
+conn_update_reading(struct conn *c)
+{
+	size_t	cap = (size_t)c->gw->cfg->max_frame + CONN_INPUT_SLACK;
+	bool	stop = c->paused || c->closing ||
+	    mos_framer_pending(c->fr) > cap;
+
+	if (c->connecting || c->bev == NULL)
+		return;
+	if (stop)
+		bufferevent_disable(c->bev, EV_READ);
+	else
+		bufferevent_enable(c->bev, EV_READ);
+}
+
+/* Hand at most max frames to the owner; true if more may be ready. */
+static bool
+conn_round(struct conn *c, int max)
+{
+	struct mos_frame	f;
+	int			n, rc;
+
+	for (n = 0; n < max && !c->dead && !c->paused; n++) {
+		rc = mos_framer_next(c->fr, &f);
+		if (rc == MOS_FRAME_MORE)
+			return false;
+		if (rc < 0) {
+			log_event(LL_WARN, "frame.error", "conn=%llu ncs=%s "
+			    "port=%s peer=%s stage=framing error=%s",
+			    (unsigned long long)c->id,
+			    log_q(c->ncs), gw_port_name(c->port), c->peer,
+			    log_q(mos_frame_strerror(rc)));
+			conn_fail(c, "frame-error");
+			return false;
+		}
+		if (c->enc == MOS_ENC_AUTO)
+			c->enc = f.enc;
+		evtimer_del(c->deadline);
+		c->ops->frame(c->arg, c, &f);
+	}
+	return n == max;
+}
+
+/* Handle a round of frames, then yield to other connections. */
+static void
+conn_process(struct conn *c)
+{
+	bool	more;
+
+	c->busy++;
+	more = conn_round(c, CONN_FRAMES_PER_ROUND);
+	if (!c->dead) {
+		if (more && !c->paused)
+			event_active(c->more, EV_TIMEOUT, 0);
+		conn_update_deadline(c);
+		conn_update_reading(c);
+	}
+	conn_leave(c);
+}
+
+/* Move what arrived into the framer. */
+static void
+conn_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct conn		*c = arg;
+	struct evbuffer		*in = bufferevent_get_input(bev);
+	struct evbuffer_iovec	 v[16];
+	size_t			 total = 0;
+	int			 i, n;
+
+	while (evbuffer_get_length(in) > 0) {
+		n = evbuffer_peek(in, -1, NULL, v, (int)nitems(v));
+		if (n > (int)nitems(v))
+			n = (int)nitems(v);
+		for (i = 0, total = 0; i < n; i++) {
+			if (mos_framer_feed(c->fr, v[i].iov_base,
+			    v[i].iov_len) != 0)
+				fatalx("out of memory in the framer");
+			total += v[i].iov_len;
+		}
+		evbuffer_drain(in, total);
+	}
+	conn_process(c);
+}
+
+/* Output drained below the low watermark: resume reading, tell the owner. */
+static void
+conn_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct conn	*c = arg;
+
+	(void)bev;
+	c->busy++;
+	if (c->paused && !c->closing) {
+		c->paused = false;
+		conn_update_reading(c);
+		event_active(c->more, EV_TIMEOUT, 0);
+	}
+	if (c->closing && conn_output_len(c) == 0)
+		conn_fail(c, "eof");
+	else if (c->ops->drained != NULL && !c->dead)
+		c->ops->drained(c->arg, c);
+	conn_leave(c);
+}
+
+/*
+ * The peer closed its side: the frames already received are still handled
+ * (a peer may send one message per session and half-close), a partial frame
+ * is reported, and replies are written out before the owner is told.
+ */
+static void
+conn_eof(struct conn *c)
+{
+	c->paused = false;
+	while (!c->dead && conn_round(c, CONN_FRAMES_PER_ROUND))
+		;
+	if (c->dead)
+		return;
+	if (mos_framer_in_frame(c->fr))
+		log_event(LL_WARN, "frame.error", "conn=%llu ncs=%s port=%s "
+		    "peer=%s stage=framing error=%s pending=%zu",
+		    (unsigned long long)c->id,
+		    log_q(c->ncs), gw_port_name(c->port), c->peer,
+		    log_q(mos_frame_strerror(mos_framer_end(c->fr))),
+		    mos_framer_pending(c->fr));
+	evtimer_del(c->deadline);
+	if (conn_output_len(c) > 0) {
+		c->closing = true;
+		bufferevent_disable(c->bev, EV_READ);
+		return;
+	}
+	conn_fail(c, "eof");
+}
+
+/* Connected, EOF, error or timeout. */
+static void
+conn_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct conn	*c = arg;
+	char		 reason[128];
+	int		 err, one = 1, dnserr;
+
+	c->busy++;
+	if (what & BEV_EVENT_CONNECTED) {
+		c->connecting = false;
+		setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY,
+		    &one, sizeof one);
+		bufferevent_set_timeouts(bev, NULL, NULL);
+		if (c->idle_ms > 0)
+			conn_set_idle(c, c->idle_ms);
+		bufferevent_enable(bev, EV_READ | EV_WRITE);
+		if (c->ops->connected != NULL)
+			c->ops->connected(c->arg, c);
+	} else if (what & BEV_EVENT_EOF)
+		conn_eof(c);
+	else if (what & BEV_EVENT_TIMEOUT)
+		conn_fail(c, c->connecting ? "connect-timeout" :
+		    "idle-timeout");
+	else if (what & BEV_EVENT_ERROR) {
+		err = EVUTIL_SOCKET_ERROR();
+		dnserr = bufferevent_socket_get_dns_error(bev);
+		if (dnserr != 0)
+			snprintf(reason, sizeof reason, "dns: %s",
+			    evutil_gai_strerror(dnserr));
+		else
+			snprintf(reason, sizeof reason, "%s",
+			    err != 0 ? evutil_socket_error_to_string(err) :
+			    "error");
+		conn_fail(c, reason);
+	}
+	conn_leave(c);
+}
+
+/* A connection around a bufferevent that owns its socket. */
+struct conn *
+conn_new(struct gw *gw, struct bufferevent *bev, enum gw_port port,
+    enum mos_enc enc, size_t max_frame, const struct conn_ops *ops, void *arg)
+{
+	struct mos_framer_limits	 lim;
+	struct conn			*c;
+
+	c = xcalloc(1, sizeof *c);
+	c->gw = gw;
+	c->id = gw_conn_id(gw);
+	c->port = port;
+	c->bev = bev;
+	c->enc = enc;
+	c->ops = ops;
+	c->arg = arg;
+	lim.max_frame = max_frame;
+	lim.max_junk = (size_t)gw->cfg->max_junk;
+	if ((c->fr = mos_framer_new(enc, &lim)) == NULL)
+		fatalx("out of memory (framer)");
+	c->deadline = evtimer_new(gw->base, conn_deadline_cb, c);
+	c->more = event_new(gw->base, -1, 0, conn_more_cb, c);
+	if (c->deadline == NULL || c->more == NULL)
+		fatalx("event_new failed");
+	bufferevent_setcb(bev, conn_read_cb, conn_write_cb, conn_event_cb, c);
+	bufferevent_setwatermark(bev, EV_WRITE,
+	    (size_t)gw->cfg->output_high_watermark / 2, 0);
+	bufferevent_enable(bev, EV_READ | EV_WRITE);
+	return c;
+}
+
+/* Free now, or as soon as the current callback returns. */
+void
+conn_free(struct conn *c)
+{
+	if (c == NULL)
+		return;
+	if (c->busy > 0) {
+		c->dead = true;
+		if (c->bev != NULL)
+			bufferevent_disable(c->bev, EV_READ | EV_WRITE);
+		evtimer_del(c->deadline);
+		event_del(c->more);
+		return;
+	}
+	conn_destroy(c);
+}
+
+/* Dial host:port; ops->connected or ops->error follows. */
+int
+conn_connect(struct conn *c, const char *host, int port, int64_t timeout_ms)
+{
+	struct timeval	tv;
+
+	snprintf(c->peer, sizeof c->peer, "%s:%d", host, port);
+	c->connecting = true;
+	tv = conn_tv(timeout_ms);
+	bufferevent_set_timeouts(c->bev, NULL, &tv);
+	if (bufferevent_socket_connect_hostname(c->bev, c->gw->dns, AF_UNSPEC,
+	    host, port) != 0)
+		return -1;
+	return 0;
+}
+
+/* Change the frame cap (after the first valid frame). */
+void
+conn_set_max_frame(struct conn *c, size_t max)
+{
+	struct mos_framer_limits	lim;
+
+	lim.max_frame = max;
+	lim.max_junk = (size_t)c->gw->cfg->max_junk;
+	mos_framer_set_limits(c->fr, &lim);
+}
+
+/* Read inactivity timeout; 0 = none (applies once connected). */
+void
+conn_set_idle(struct conn *c, int64_t ms)
+{
+	struct timeval	tv;
+
+	c->idle_ms = ms;
+	if (c->connecting)
+		return;
+	if (ms <= 0) {
+		bufferevent_set_timeouts(c->bev, NULL, NULL);
+		return;
+	}
+	tv = conn_tv(ms);
+	bufferevent_set_timeouts(c->bev, &tv, NULL);
+}
+
+/* Name the NCS for history and logs. */
+void
+conn_set_ncs(struct conn *c, const char *name)
+{
+	util_strlcpy(c->ncs, name != NULL ? name : "", sizeof c->ncs);
+}
+
+/* Bytes waiting to be written. */
+size_t
+conn_output_len(struct conn *c)
+{
+	return evbuffer_get_length(bufferevent_get_output(c->bev));
+}
+
+/* Write raw bytes; over the high watermark, stop reading this peer. */
+void
+conn_write(struct conn *c, const void *data, size_t len)
+{
+	struct evbuffer	*out = bufferevent_get_output(c->bev);
+
+	if (c->dead)
+		return;
+	if (bufferevent_write(c->bev, data, len) != 0)
+		fatalx("out of memory (output buffer)");
+	/*
+	 * Write now rather than on the next turn of the loop: a reply or our
+	 * next message is on the wire while the bookkeeping that follows it
+	 * (history, completions) runs. What does not fit stays buffered; an
+	 * error shows up on the bufferevent's own write.
+	 */
+	if (!c->connecting && bufferevent_getfd(c->bev) >= 0)
+		evbuffer_write(out, bufferevent_getfd(c->bev));
+	if (!c->paused && conn_output_len(c) >
+	    (size_t)c->gw->cfg->output_high_watermark) {
+		c->paused = true;
+		conn_update_reading(c);
+		log_event(LL_DEBUG, "conn.backpressure", "conn=%llu ncs=%s "
+		    "port=%s peer=%s output=%zu", (unsigned long long)c->id,
+		    log_q(c->ncs), gw_port_name(c->port), c->peer,
+		    conn_output_len(c));
+	}
+}
+
+/* Encode, record in history, write. */
+int
+conn_send(struct conn *c, const struct mos_msg *m, const char *outcome)
+{
+	struct mos_buf	 buf = { NULL, 0, 0 };
+	enum mos_enc	 enc = c->enc == MOS_ENC_AUTO ? MOS_ENC_UTF16BE :
+	    c->enc;
+	char		 err[256];
+
+	if (mos_write(m, enc, &buf, err, sizeof err) != 0) {
+		log_event(LL_ERROR, "msg.error", "conn=%llu ncs=%s port=%s "
+		    "type=%s "
+		    "error=%s", (unsigned long long)c->id, log_q(c->ncs),
+		    gw_port_name(c->port), mos_type_name(m->type), log_q(err));
+		mos_buf_free(&buf);
+		return -1;
+	}
+	conn_write(c, buf.data, buf.len);
+	history_add(c->gw->hist, c->ncs, c->port, HISTORY_OUT, c->id,
+	    m->has_message_id ? m->message_id : 0, mos_type_name(m->type),
+	    outcome, buf.data, buf.len, enc);
+	if (log_enabled(LL_DEBUG))
+		log_event(LL_DEBUG, "msg.out", "conn=%llu ncs=%s port=%s "
+		    "type=%s "
+		    "message_id=%d bytes=%zu", (unsigned long long)c->id,
+		    log_q(c->ncs), gw_port_name(c->port),
+		    mos_type_name(m->type),
+		    m->has_message_id ? (int)m->message_id : 0, buf.len);
+	mos_buf_free(&buf);
+	gw_flush_soon(c->gw);
+	return 0;
+}
+
+/* Handle frames that wait in the framer (after the owner un-paused). */
+void
+conn_resume(struct conn *c)
+{
+	if (!c->dead)
+		event_active(c->more, EV_TIMEOUT, 0);
+}

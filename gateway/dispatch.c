@@ -1,0 +1,213 @@
+/*
+ * Frames from an NCS, on a session or on our own link: parse, check that the
+ * (mosID, ncsID) pair is configured, record in history, and route requests
+ * to the profile handlers. Whatever goes wrong is answered with the
+ * protocol's negative answer where the message type allows it (mosAck NACK
+ * on lower/query, roAck on upper) or logged and dropped; the connection
+ * stays up.
+ */
+#include <string.h>
+
+#include "gateway/gateway.h"
+
+/* Record an incoming frame. */
+static void
+dispatch_history(struct gw *gw, struct conn *c, const struct mos_frame *f,
+    const char *type, int32_t message_id, const char *outcome)
+{
+	history_add(gw->hist, c->ncs, c->port, HISTORY_IN, c->id, message_id,
+	    type, outcome, f->data, f->len, f->enc);
+	gw_flush_soon(gw);
+}
+
+/* Send a negative answer and log it. */
+static void
+dispatch_nack(struct gw *gw, struct conn *c, const char *ncs_id,
+    int32_t message_id, const char *type, const char *text)
+{
+	struct mos_msg	*r;
+
+	r = reply_nack(c->port, gw->cfg->mos_id, ncs_id, message_id, text);
+	log_event(LL_WARN, "msg.nack", "conn=%llu ncs=%s port=%s type=%s "
+	    "message_id=%d reason=%s", (unsigned long long)c->id, log_q(c->ncs),
+	    gw_port_name(c->port), log_q(type), (int)message_id, log_q(text));
+	dispatch_reply(c, r, "nack");
+}
+
+/* A frame that did not parse: NACK if the envelope could be read. */
+static void
+dispatch_bad_frame(struct gw *gw, struct conn *c, const struct mos_frame *f,
+    const struct mos_error *err)
+{
+	const struct mos_envelope	*env = &err->env;
+	char				 text[300];
+	int32_t				 id = env->have_message_id ?
+					    env->message_id : 0;
+
+	dispatch_history(gw, c, f, env->type_name, id, "parse-error");
+	log_event(LL_WARN, "frame.error", "conn=%llu ncs=%s port=%s peer=%s "
+	    "stage=parse type=%s message_id=%d code=%s error=%s",
+	    (unsigned long long)c->id,
+	    log_q(c->ncs), gw_port_name(c->port), c->peer,
+	    log_q(env->type_name), (int)id, mos_err_name(err->code),
+	    log_q(err->msg));
+	if (reply_is_answer_type(env->type_name) || !env->have_mos_id ||
+	    !env->have_ncs_id) {
+		log_event(LL_INFO, "msg.drop", "conn=%llu port=%s reason=%s",
+		    (unsigned long long)c->id, gw_port_name(c->port),
+		    reply_is_answer_type(env->type_name) ? "answer-type" :
+		    "no-envelope");
+		return;
+	}
+	snprintf(text, sizeof text, "Bad message: %s", err->msg);
+	dispatch_nack(gw, c, env->ncs_id, id, env->type_name, text);
+}
+
+/* Empty or absent. */
+static bool
+dispatch_empty(const char *s)
+{
+	return s == NULL || *s == '\0';
+}
+
+/*
+ * The NCS a parsed message belongs to, or NULL if its pair is not configured.
+ */
+static struct ncs *
+dispatch_pair(struct gw *gw, struct ncs *hint, const struct mos_msg *m)
+{
+	struct ncs	*n = NULL;
+	bool		 lenient;
+
+	if (!dispatch_empty(m->ncs_id))
+		n = ncs_find_by_wire_id(gw, m->ncs_id);
+	else if (hint != NULL && hint->conf->mode == MOS_LENIENT)
+		n = hint;	/* a reply without ncsID on our own link */
+	if (n == NULL)
+		return NULL;
+	lenient = n->conf->mode == MOS_LENIENT;
+	if (m->mos_id != NULL && strcmp(m->mos_id, gw->cfg->mos_id) == 0)
+		return n;
+	if (lenient && dispatch_empty(m->mos_id))
+		return n;	/* ENPS acks with an empty mosID */
+	return NULL;
+}
+
+/* Parse with the NCS's mode; re-parse strictly once a strict NCS is known. */
+static struct mos_msg *
+dispatch_parse(struct gw *gw, struct ncs *hint, const struct mos_frame *f,
+    struct mos_error *err)
+{
+	struct mos_msg	*m = NULL;
+	struct ncs	*n;
+	enum mos_mode	 mode = hint != NULL ? hint->conf->mode : MOS_LENIENT;
+
+	if (mos_parse(f->data, f->len, f->enc, mode, &m, err) != MOS_OK)
+		return NULL;
+	if (hint == NULL && m->ncs_id != NULL &&
+	    (n = ncs_find_by_wire_id(gw, m->ncs_id)) != NULL &&
+	    n->conf->mode == MOS_STRICT) {
+		mos_msg_free(m);
+		m = NULL;
+		if (mos_parse(f->data, f->len, f->enc, MOS_STRICT, &m,
+		    err) != MOS_OK)
+			return NULL;
+	}
+	return m;
+}
+
+/* Parse, check the pair, record; NULL when answered or dropped here. */
+struct mos_msg *
+dispatch_frame(struct gw *gw, struct conn *c, struct ncs **ncsp,
+    const struct mos_frame *f)
+{
+	struct mos_error	 err;
+	struct mos_msg		*m;
+	struct ncs		*n;
+	char			 text[400];
+	int32_t			 id;
+
+	memset(&err, 0, sizeof err);
+	if ((m = dispatch_parse(gw, *ncsp, f, &err)) == NULL) {
+		dispatch_bad_frame(gw, c, f, &err);
+		return NULL;
+	}
+	id = m->has_message_id ? m->message_id : 0;
+	if ((n = dispatch_pair(gw, *ncsp, m)) == NULL) {
+		dispatch_history(gw, c, f, m->type_name, id, "unknown-pair");
+		log_event(LL_WARN, "msg.reject", "conn=%llu port=%s peer=%s "
+		    "type=%s mos_id=%s ncs_id=%s reason=unknown-pair",
+		    (unsigned long long)c->id, gw_port_name(c->port), c->peer,
+		    log_q(m->type_name), log_q(m->mos_id), log_q(m->ncs_id));
+		if (!reply_is_answer_type(m->type_name)) {
+			snprintf(text, sizeof text, "MosDevice not found: "
+			    "mosID '%s' with ncsID '%s' is not configured here",
+			    m->mos_id != NULL ? m->mos_id : "",
+			    m->ncs_id != NULL ? m->ncs_id : "");
+			dispatch_nack(gw, c, m->ncs_id, id, m->type_name, text);
+		}
+		mos_msg_free(m);
+		return NULL;
+	}
+	if (c->ncs[0] == '\0')
+		conn_set_ncs(c, n->conf->name);
+	dispatch_history(gw, c, f, m->type_name, id, "ok");
+	if (log_enabled(LL_DEBUG))
+		log_event(LL_DEBUG, "msg.in", "conn=%llu ncs=%s port=%s "
+		    "type=%s "
+		    "message_id=%d bytes=%zu", (unsigned long long)c->id,
+		    log_q(n->conf->name), gw_port_name(c->port),
+		    log_q(m->type_name), (int)id, f->len);
+	*ncsp = n;
+	return m;
+}
+
+/* Send a reply and free it. */
+int
+dispatch_reply(struct conn *c, struct mos_msg *m, const char *outcome)
+{
+	int	rc;
+
+	rc = conn_send(c, m, outcome);
+	mos_msg_free(m);
+	return rc;
+}
+
+/* A request from an NCS: the profile handler answers on the same socket. */
+void
+dispatch_request(struct gw *gw, struct conn *c, struct ncs *ncs,
+    const struct mos_msg *m)
+{
+	char	text[200];
+
+	switch (m->type) {
+	case MOS_T_HEARTBEAT:
+		profile0_heartbeat(gw, c, ncs, m);
+		return;
+	case MOS_T_REQ_MACH_INFO:
+		profile0_req_mach_info(gw, c, ncs, m);
+		return;
+	case MOS_T_MOS_REQ_OBJ:
+		profile1_req_obj(gw, c, ncs, m);
+		return;
+	case MOS_T_MOS_REQ_ALL:
+		profile1_req_all(gw, c, ncs, m);
+		return;
+	case MOS_T_KEEP_ALIVE:
+		return;		/* MOS 4.0: no reply */
+	default:
+		break;
+	}
+	if (reply_is_answer_type(m->type_name)) {
+		log_event(LL_INFO, "msg.unpaired", "conn=%llu ncs=%s port=%s "
+		    "type=%s message_id=%d", (unsigned long long)c->id,
+		    log_q(ncs->conf->name), gw_port_name(c->port),
+		    log_q(m->type_name),
+		    m->has_message_id ? (int)m->message_id : 0);
+		return;
+	}
+	snprintf(text, sizeof text, "Unsupported message: %s",
+	    m->type_name != NULL ? m->type_name : mos_type_name(m->type));
+	dispatch_nack(gw, c, m->ncs_id, m->has_message_id ? m->message_id : 0,
+	    m->type_name, text);
+}

@@ -1,0 +1,784 @@
+/*
+ * mosgw: the MOS gateway daemon.
+ *
+ * One event loop (libevent) holds the listeners for the NCSs' connections
+ * (session.c), the outbound links to each NCS (link.c, ncs.c), the publisher
+ * that turns queued asset changes into mosObj messages (publisher.c) and the
+ * profile handlers (profile0.c, profile1.c). Everything durable lives in one
+ * SQLite file shared with the job queue (gwdb.c, catalog.c, msgid.c,
+ * history.c). main.c only sequences startup and shutdown (gw.c).
+ */
+#ifndef GATEWAY_H
+#define GATEWAY_H
+
+#include <sys/queue.h>
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "mosxml/mosxml.h"
+#include "queue/queue.h"
+
+#define MOSGW_VERSION	"0.1.0"
+#define MOSGW_MOS_REV	"2.8.5"
+
+#ifndef nitems
+#define nitems(a)	(sizeof (a) / sizeof (a)[0])
+#endif
+
+struct event_base;
+struct evdns_base;
+struct event;
+struct bufferevent;
+struct evbuffer;
+struct evconnlistener;
+struct sqlite3;
+struct sqlite3_stmt;
+
+struct gw;
+struct ncs;
+struct link;
+struct conn;
+struct history;
+struct listener;
+struct publisher;
+struct reqall;
+
+/* The three MOS ports. */
+enum gw_port {
+	GW_PORT_LOWER = 0,
+	GW_PORT_UPPER = 1,
+	GW_PORT_QUERY = 2,
+};
+#define GW_NPORTS	3
+
+/* ------------------------------------------------------------------------ */
+/* util.c */
+
+void	*xmalloc(size_t);
+void	*xcalloc(size_t, size_t);
+void	*xreallocarray(void *, size_t, size_t);
+char	*xstrdup(const char *);
+char	*xstrndup(const char *, size_t);
+int	 xasprintf(char **, const char *, ...)
+	    __attribute__((format(printf, 2, 3)));
+__attribute__((noreturn)) void fatalx(const char *, ...)
+	    __attribute__((format(printf, 1, 2)));
+void	 util_strlcpy(char *, const char *, size_t);
+int64_t	 util_now_ms(void);		/* wall clock, ms since 1970 */
+int64_t	 util_mono_ms(void);		/* monotonic clock */
+void	 util_iso_ms(int64_t, char *, size_t);	/* "2026-11-29T10:00:00.123Z" */
+int	 util_parse_iso_ms(const char *,
+    int64_t *);	/* ISO 8601 or ms; 0/-1 */
+const char *gw_port_name(enum gw_port);	/* "lower", "upper", "query" */
+int	 gw_port_parse(const char *, enum gw_port *);
+
+/* A growing NUL-terminated string. */
+struct sbuf {
+	char	*s;
+	size_t	 len;
+	size_t	 cap;
+};
+void	 sbuf_add(struct sbuf *, const char *, size_t);
+void	 sbuf_puts(struct sbuf *, const char *);
+void	 sbuf_printf(struct sbuf *, const char *, ...)
+	    __attribute__((format(printf, 2, 3)));
+void	 sbuf_json_str(struct sbuf *,
+    const char *);	/* a quoted JSON string */
+void	 sbuf_xml_text(struct sbuf *, const char *);	/* escaped XML text */
+void	 sbuf_free(struct sbuf *);
+/* UTF-16BE to UTF-8 (bad sequences become U+FFFD), appended to sb. */
+void	 util_utf16be_to_utf8(struct sbuf *, const uint8_t *, size_t);
+/* UTF-8 to UTF-16BE (bad sequences become U+FFFD), appended to sb. */
+void	 util_utf8_to_utf16be(struct sbuf *, const char *, size_t);
+
+/* ------------------------------------------------------------------------ */
+/* log.c */
+
+enum log_level {
+	LL_DEBUG = 0,
+	LL_INFO = 1,
+	LL_WARN = 2,
+	LL_ERROR = 3,
+};
+
+int	 log_open(enum log_level, const char *target, char **cause);
+void	 log_close(void);
+void	 log_set_level(enum log_level);
+bool	 log_enabled(enum log_level);
+const char *log_level_name(enum log_level);
+/* One line: "<time> level=L event=E " then fmt. */
+void	 log_event(enum log_level, const char *event, const char *fmt, ...)
+	    __attribute__((format(printf, 3, 4)));
+/* A value safe for key=value: quoted and escaped when it needs to be. */
+const char *log_q(const char *);
+
+/* ------------------------------------------------------------------------ */
+/* config.c */
+
+struct ncs_conf {
+	char		*name;		/* from [ncs.NAME] */
+	char		*ncs_id;
+	char		*buddy_ncs_id;	/* "" = same as ncs_id */
+	char		*host;
+	int		 lower_port;
+	int		 upper_port;
+	int		 query_port;
+	char		*buddy_host;	/* "" = no buddy */
+	int		 buddy_lower_port;
+	int		 buddy_upper_port;
+	int		 encoding;	/* enum mos_enc */
+	int		 mode;		/* enum mos_mode */
+	int64_t		 heartbeat_ms;
+	int64_t		 ack_timeout_ms;
+	int		 retries;
+	int64_t		 reconnect_min_ms;
+	int64_t		 reconnect_max_ms;
+	int		 breaker_threshold;
+	bool		 hot_standby;
+	bool		 publish;
+	int		 max_attempts;
+	int		 line;		/* of the section header */
+	int		*lines;		/* per key: where it was set, 0 =
+	    default */
+};
+
+struct gw_config {
+	char		*file;
+	/* [gateway] */
+	char		*mos_id;
+	char		*listen;
+	int		 lower_port;
+	int		 upper_port;
+	int		 query_port;
+	char		*manufacturer;
+	char		*model;
+	char		*hw_rev;
+	char		*sw_rev;
+	char		*dom;
+	char		*sn;
+	char		*id;
+	int64_t		 max_frame;
+	int64_t		 pre_handshake_frame;
+	int64_t		 max_junk;
+	int64_t		 frame_deadline_ms;
+	int64_t		 idle_timeout_ms;
+	int		 max_conn_per_port;
+	int		 max_conn;
+	int64_t		 output_high_watermark;
+	int		 pause_ms;	/* mos_req_all_pause_unit: 0 = s, 1 =
+	    ms */
+	/* [database] */
+	char		*db_path;
+	int		 sync_normal;	/* synchronous: 0 = full, 1 = normal */
+	bool		 history;
+	int64_t		 history_retention_ms;
+	int64_t		 done_retention_ms;
+	int64_t		 failed_retention_ms;
+	int64_t		 backoff_base_ms;
+	int64_t		 backoff_max_ms;
+	int64_t		 lease_ms;
+	int64_t		 busy_ms;
+	/* [log] */
+	int		 log_level;	/* enum log_level */
+	char		*log_target;
+	/* [ncs.NAME] */
+	struct ncs_conf	*ncs;
+	size_t		 nncs;
+	int		*lines;		/* per global key */
+};
+
+/* Load and validate. On error returns NULL and *errors ("FILE:LINE: ...\n"). */
+struct gw_config *config_load(const char *file, char **errors);
+/* The same from a string (tests); name is used in the messages. */
+struct gw_config *config_load_string(const char *name, const char *text,
+	    char **errors);
+void	 config_free(struct gw_config *);
+const struct ncs_conf *config_find_ncs(const struct gw_config *,
+    const char *name);
+bool	 config_ncs_equal(const struct ncs_conf *, const struct ncs_conf *);
+struct ncs_conf *config_ncs_dup(const struct ncs_conf *);
+void	 config_ncs_free(struct ncs_conf *);
+/* Print every key with its default, as documentation (mosgw -D). */
+void	 config_print_defaults(FILE *);
+
+/* ------------------------------------------------------------------------ */
+/* gwdb.c: the gateway's tables beside the queue's, in the same file. */
+
+#define GWDB_SCHEMA_VERSION	1
+
+enum gwdb_stmt {
+	ST_ASSET_GET,
+	ST_ASSET_PATHS,
+	ST_ASSET_META,
+	ST_ASSET_UPSERT,
+	ST_ASSET_PATHS_DEL,
+	ST_ASSET_META_DEL,
+	ST_ASSET_PATH_ADD,
+	ST_ASSET_META_ADD,
+	ST_ASSET_DELETE,
+	ST_ASSET_LIST,
+	ST_NCS_PUBLISH,
+	ST_DELIVERY_GET,
+	ST_DELIVERY_PUT,
+	ST_MSGID_GET,
+	ST_MSGID_PUT,
+	ST_HISTORY_ADD,
+	ST_META_GET,
+	ST_META_PUT,
+	ST__COUNT
+};
+
+struct gwdb {
+	struct queue		*q;
+	struct sqlite3		*db;
+	struct sqlite3_stmt	*st[ST__COUNT];
+	bool			 relaxed;	/* bookkeeping without fsync */
+};
+
+struct gwdb_opts {
+	const char	*path;
+	bool		 sync_normal;
+	int		 busy_ms;
+	queue_clock_fn	 clock;		/* tests */
+	void		*clock_arg;
+};
+
+int	 gwdb_open(struct gwdb **, const struct gwdb_opts *, char **err);
+void	 gwdb_close(struct gwdb *);
+/* A cached prepared statement, reset and with bindings cleared. */
+struct sqlite3_stmt *gwdb_stmt(struct gwdb *, enum gwdb_stmt);
+/* A SQLite result code as a queue_rc (QUEUE_EBUSY, QUEUE_EFULL, ...). */
+int	 gwdb_rc(int sqlite_rc);
+/* Run one statement to completion (no rows expected). Returns a queue_rc. */
+int	 gwdb_exec_stmt(struct gwdb *, struct sqlite3_stmt *);
+const char *gwdb_errmsg(struct gwdb *);
+/* Record the configured NCSs (one transaction): ncs table, enabled flags. */
+int	 gwdb_sync_ncs(struct gwdb *, const struct gw_config *);
+/*
+ * The daemon's own bookkeeping (completions, claims, history) need not
+ * survive a power loss: a lost completion means a resend with the same
+ * objRev. With relaxed on, this connection commits with synchronous=NORMAL
+ * and gwdb_durable() brackets the commits that must be FULL (messageID
+ * blocks). Call outside a transaction.
+ */
+int	 gwdb_relax(struct gwdb *, bool);
+int	 gwdb_durable(struct gwdb *, bool on);
+int	 gwdb_meta_get(struct gwdb *, const char *key, int64_t *val);
+int	 gwdb_meta_put(struct gwdb *, const char *key, int64_t val);
+
+/* ------------------------------------------------------------------------ */
+/* catalog.c: the asset catalog, and the mosObj built from a row. */
+
+enum catalog_path_kind {
+	CATALOG_PATH = 0,	/* objPath */
+	CATALOG_PROXY = 1,	/* objProxyPath */
+	CATALOG_METADATA = 2,	/* objMetadataPath */
+};
+
+struct catalog_path {
+	int	 kind;		/* enum catalog_path_kind */
+	char	*tech;		/* techDescription */
+	char	*url;
+};
+
+struct catalog_meta {
+	char	*scope;		/* mosScope, may be NULL */
+	char	*schema;	/* mosSchema */
+	char	*payload;	/* mosPayload inner XML */
+};
+
+struct catalog_asset {
+	char			*obj_id;
+	char			*slug;
+	char			*type;		/* STILL AUDIO VIDEO OTHER */
+	char			*tb;		/* decimal text,
+	    exact: "50", "59.94" */
+	int64_t			 dur;		/* samples */
+	int			 rev;		/* 1..999, then 1 again */
+	char			*air;		/* READY | NOT READY */
+	char			*status;	/* NEW | UPDATED | DELETED */
+	char			*abstract;	/* mosAbstract, XML text,
+	    may be NULL */
+	char			*description;	/* XML text (<p>, <em>,
+	    <tab>) */
+	char			*group;		/* objGroup, may be NULL */
+	char			*created_by;
+	int64_t			 created_ms;
+	char			*changed_by;
+	int64_t			 changed_ms;
+	bool			 deleted;
+	struct catalog_path	*paths;
+	size_t			 npaths;
+	struct catalog_meta	*meta;
+	size_t			 nmeta;
+};
+
+#define CATALOG_REV_MAX		999
+#define CATALOG_LANE_PREFIX	"ncs:"
+#define CATALOG_KIND_PUBLISH	"publish"
+
+/* Check an asset as given to put (lengths, values, XML of the text fields). */
+int	 catalog_validate(const struct catalog_asset *, char **err);
+/*
+ * Upsert the row and enqueue one publish job per enabled NCS with publish
+ * on, in ONE transaction; returns only after the commit. *rev (may be NULL)
+ * gets the new objRev, *njobs (may be NULL) how many jobs were enqueued.
+ */
+int	 catalog_put(struct gwdb *, const struct catalog_asset *, int *rev,
+	    int *njobs, char **err);
+/* Tombstone the row (objRev+1) and enqueue the DELETED deliveries. */
+int	 catalog_delete(struct gwdb *, const char *obj_id, const char *by,
+	    int *rev, int *njobs, char **err);
+/* QUEUE_OK, QUEUE_ENOTFOUND or an error. Free with catalog_asset_clear. */
+int	 catalog_get(struct gwdb *, const char *obj_id, struct catalog_asset *);
+/*
+ * Up to max rows with obj_id > after (NULL = from the start), in objID order.
+ */
+int	 catalog_list(struct gwdb *, const char *after, bool deleted_too,
+	    struct catalog_asset *out, size_t max, size_t *n);
+void	 catalog_asset_clear(struct catalog_asset *);
+void	 catalog_add_path(struct catalog_asset *, int kind, const char *tech,
+	    const char *url);
+void	 catalog_add_meta(struct catalog_asset *, const char *scope,
+	    const char *schema, const char *payload);
+/* The body of a mosObj for this row with the given status (NEW, ...). */
+int	 catalog_fill_obj(struct mos_msg *, struct mos_obj *,
+	    const struct catalog_asset *, const char *status);
+/* A whole mosObj message (envelope left empty). NULL on OOM. */
+struct mos_msg *catalog_mos_obj(const struct catalog_asset *,
+    const char *status);
+/* Per NCS: what was last acknowledged for an object (NULL status = never). */
+int	 catalog_delivery_get(struct gwdb *, const char *ncs,
+    const char *obj_id,
+	    char *status, size_t len);
+int	 catalog_delivery_put(struct gwdb *, const char *ncs,
+    const char *obj_id,
+	    int rev, const char *status);
+/* The status a delivery of this row to this NCS carries; NULL = skip it. */
+const char *catalog_delivery_status(const struct catalog_asset *,
+	    const char *last_acked);
+
+/* ------------------------------------------------------------------------ */
+/* msgid.c: our messageIDs per NCS and port, reserved in blocks. */
+
+#define MSGID_MAX	2147483647	/* 2^31 - 1, then 1 again */
+#define MSGID_BLOCK	1000
+
+struct msgid {
+	struct gwdb	*db;
+	char		*ncs;
+	enum gw_port	 port;
+	int32_t		 next;
+	int32_t		 remaining;	/* ids left in the reserved block */
+	int32_t		 block;
+};
+
+struct msgid	*msgid_new(struct gwdb *, const char *ncs, enum gw_port,
+		    int32_t block);
+void		 msgid_free(struct msgid *);
+/* The next messageID, reserving a new block when needed. 0 on db error. */
+int32_t		 msgid_next(struct msgid *);
+int32_t		 msgid_advance(int32_t id, int32_t n);
+
+/* ------------------------------------------------------------------------ */
+/* history.c: every frame in or out, batched into the flush transaction. */
+
+enum history_dir {
+	HISTORY_IN = 0,
+	HISTORY_OUT = 1,
+};
+
+struct history_rec {
+	int64_t		 id;
+	int64_t		 t_ms;
+	char		*ncs;		/* NCS name, "" if not known */
+	enum gw_port	 port;
+	enum history_dir dir;
+	uint64_t	 conn;
+	int32_t		 message_id;	/* 0 = none */
+	char		*type;
+	char		*outcome;
+	char		*xml;		/* UTF-8 (pending: the wire bytes) */
+	size_t		 raw_len;	/* pending: bytes in xml */
+	enum mos_enc	 enc;		/* pending: encoding of xml */
+};
+
+struct history_filter {
+	const char	*ncs;		/* NULL = any */
+	int64_t		 since_ms;	/* 0 = any */
+	int64_t		 until_ms;	/* 0 = any */
+	int64_t		 after_id;	/* paging */
+	int		 limit;		/* 0 = 100 */
+	bool		 newest_first;
+};
+
+struct history	*history_new(struct gwdb *, bool enabled);
+void		 history_free(struct history *);
+void		 history_set_enabled(struct history *, bool);
+/* Record one frame (data in its wire encoding). Cheap: memory only. */
+void		 history_add(struct history *, const char *ncs, enum gw_port,
+		    enum history_dir, uint64_t conn, int32_t message_id,
+		    const char *type, const char *outcome, const void *data,
+		    size_t len, enum mos_enc);
+size_t		 history_pending(struct history *);
+/* Write what is pending; call inside a transaction. Returns a queue_rc. */
+int		 history_flush(struct history *);
+/* Forget pending rows after a failed transaction (they were not stored). */
+void		 history_unflush(struct history *);
+/* Drop rows that were flushed once the transaction committed. */
+void		 history_committed(struct history *);
+int		 history_list(struct gwdb *, const struct history_filter *,
+		    struct history_rec **, size_t *);
+void		 history_recs_free(struct history_rec *, size_t);
+/*
+ * Delete rows older than now - retention in batches, for at most budget_ms
+ * (0 = no limit). *n = how many. QUEUE_EXISTS: more left (budget used up).
+ */
+int		 history_prune(struct gwdb *, int64_t retention_ms,
+		    int64_t budget_ms, size_t *n);
+/* One capture line (JSON, no newline) for a record. */
+void		 history_capture_line(struct sbuf *,
+    const struct history_rec *);
+/* Export as capture (JSON Lines) to f. *n = lines written. */
+int		 history_export(struct gwdb *, const struct history_filter *,
+		    FILE *, size_t *n);
+
+/* ------------------------------------------------------------------------ */
+/* reply.c: the messages we build. */
+
+/* A new message with our envelope: mosID, ncsID, messageID (0 = none). */
+struct mos_msg	*reply_new(enum mos_type, const char *mos_id,
+    const char *ncs_id,
+		    int32_t message_id);
+/* The description of a NACK, cut to 128 characters at a UTF-8 boundary. */
+void		 reply_bound(char *dst, size_t len, const char *text);
+/* mosAck NACK (objID "0" unless given) with a bounded description. */
+struct mos_msg	*reply_mos_ack(const char *mos_id, const char *ncs_id,
+		    int32_t message_id, const char *obj_id, bool ack,
+		    const char *text);
+/* roAck whose roStatus is the (bounded) text. */
+struct mos_msg	*reply_ro_ack(const char *mos_id, const char *ncs_id,
+		    int32_t message_id, const char *ro_id, const char *text);
+/*
+ * The negative answer a port uses: mosAck NACK on lower/query, roAck on upper.
+ */
+struct mos_msg	*reply_nack(enum gw_port, const char *mos_id,
+    const char *ncs_id,
+		    int32_t message_id, const char *text);
+struct mos_msg	*reply_heartbeat(const char *mos_id, const char *ncs_id,
+		    int32_t message_id);
+struct mos_msg	*reply_list_mach_info(const struct gw_config *,
+    const char *ncs_id,
+		    int32_t message_id, int64_t started_ms);
+/* True for the types that answer something (never NACK those). */
+bool		 reply_is_answer_type(const char *type_name);
+
+/* ------------------------------------------------------------------------ */
+/* conn.c: one framed MOS connection (inbound or outbound). */
+
+struct conn_ops {
+	/* One complete frame. */
+	void	(*frame)(void *arg, struct conn *, const struct mos_frame *);
+	/* The connection failed or ended; the owner must conn_free() it. */
+	void	(*error)(void *arg, struct conn *, const char *reason);
+	/* The output buffer drained below the low watermark (may be NULL). */
+	void	(*drained)(void *arg, struct conn *);
+	/* Connected (outbound only, may be NULL). */
+	void	(*connected)(void *arg, struct conn *);
+};
+
+struct conn {
+	struct gw		*gw;
+	uint64_t		 id;		/* history "conn" number */
+	enum gw_port		 port;
+	struct bufferevent	*bev;
+	struct mos_framer	*fr;
+	enum mos_enc		 enc;		/* AUTO until decided */
+	char			 peer[64];	/* "127.0.0.1:11540" */
+	char			 ncs[64];	/* NCS name once known,
+	    for history */
+	const struct conn_ops	*ops;
+	void			*arg;
+	struct event		*deadline;
+	struct event		*more;
+	int64_t			 idle_ms;
+	bool			 paused;	/* output over the watermark */
+	bool			 connecting;
+	bool			 closing;	/* EOF: close when written */
+	bool			 dead;
+	int			 busy;
+};
+
+struct conn	*conn_new(struct gw *, struct bufferevent *, enum gw_port,
+		    enum mos_enc, size_t max_frame, const struct conn_ops *,
+		    void *arg);
+void		 conn_free(struct conn *);
+/* Start an outbound connection to host:port (ops->connected on success). */
+int		 conn_connect(struct conn *, const char *host, int port,
+		    int64_t timeout_ms);
+void		 conn_set_max_frame(struct conn *, size_t);
+void		 conn_set_idle(struct conn *, int64_t ms);
+/* Encode m in the connection's encoding, record history, write. 0 or -1. */
+int		 conn_send(struct conn *, const struct mos_msg *,
+    const char *outcome);
+/* Raw bytes already encoded (history recorded by the caller). */
+void		 conn_write(struct conn *, const void *, size_t);
+size_t		 conn_output_len(struct conn *);
+void		 conn_set_ncs(struct conn *, const char *);
+/* Process frames that are already framed (after a pause). */
+void		 conn_resume(struct conn *);
+
+/* ------------------------------------------------------------------------ */
+/* listener.c */
+
+struct listener	*listener_new(struct gw *, enum gw_port, const char *addr,
+		    int portnum, char **cause);
+void		 listener_free(struct listener *);
+void		 listener_set_enabled(struct listener *, bool);
+int		 listener_port(const struct listener *);
+
+/* ------------------------------------------------------------------------ */
+/* session.c: a connection the NCS opened to us. */
+
+struct session {
+	struct gw		*gw;
+	struct conn		*conn;
+	enum gw_port		 port;
+	struct ncs		*ncs;		/* after a valid frame */
+	bool			 trusted;	/* a valid frame was seen */
+	TAILQ_ENTRY(session)	 entry;
+};
+TAILQ_HEAD(session_list, session);
+
+void	 session_accept(struct gw *, enum gw_port, int fd, const char *peer);
+void	 session_close(struct session *, const char *reason);
+void	 session_close_all(struct gw *, const char *reason);
+void	 session_forget_ncs(struct gw *, struct ncs *);
+
+/* ------------------------------------------------------------------------ */
+/* dispatch.c: what to do with a frame from an NCS, on any connection. */
+
+/*
+ * Parse a frame, check its (mosID, ncsID) pair and record it in history.
+ * *ncs is the NCS the connection is known to belong to (or NULL) and gets the
+ * one the frame belongs to. Returns the message, or NULL when the frame was
+ * already answered (NACK) or dropped here.
+ */
+struct mos_msg	*dispatch_frame(struct gw *, struct conn *, struct ncs **,
+		    const struct mos_frame *);
+/* A request from an NCS: answer it on conn. */
+void		 dispatch_request(struct gw *, struct conn *, struct ncs *,
+		    const struct mos_msg *);
+/* Reply on conn to a request (records history). 0 or -1. */
+int		 dispatch_reply(struct conn *, struct mos_msg *,
+    const char *outcome);
+
+/* ------------------------------------------------------------------------ */
+/* profile0.c, profile1.c */
+
+void	 profile0_heartbeat(struct gw *, struct conn *, struct ncs *,
+	    const struct mos_msg *);
+void	 profile0_req_mach_info(struct gw *, struct conn *, struct ncs *,
+	    const struct mos_msg *);
+void	 profile1_req_obj(struct gw *, struct conn *, struct ncs *,
+	    const struct mos_msg *);
+void	 profile1_req_all(struct gw *, struct conn *, struct ncs *,
+	    const struct mos_msg *);
+/* Stop a running mosReqAll answer for that NCS. */
+void	 profile1_req_all_stop(struct ncs *);
+
+/* ------------------------------------------------------------------------ */
+/* link.c: our own outbound connection to one NCS target and port. */
+
+enum link_state {
+	LINK_DOWN = 0,
+	LINK_CONNECTING,
+	LINK_UP,
+	LINK_DEGRADED,
+	LINK_SLEEPING,		/* hot standby: deliberately not connected */
+};
+
+enum link_result {
+	LINK_REPLY = 0,		/* reply is the answer (check ACK/NACK) */
+	LINK_CANCELLED = 1,	/* the NCS was removed or the gateway stops */
+};
+
+struct link_msg;
+typedef void (*link_msg_cb)(void *arg, struct link_msg *, enum link_result,
+	    const struct mos_msg *reply);
+
+/*
+ * A streamed message (mosListAll): fill appends the next piece of the frame
+ * (UTF-16BE or UTF-8) to out; restart = from the beginning. Returns 1 when
+ * more follows, 0 when the frame is complete, -1 on error.
+ */
+typedef int (*link_gen_fn)(void *arg, struct evbuffer *out, bool restart,
+	    enum mos_enc, const char *mos_id, const char *ncs_id,
+	    int32_t message_id);
+
+struct link_msg {
+	enum mos_type		 type;
+	struct mos_msg		*msg;		/* owned; envelope per send */
+	link_gen_fn		 gen;		/* or: streamed */
+	void			*gen_arg;
+	void			(*gen_free)(void *);	/* frees gen_arg */
+	int32_t			 message_id;	/* 0 until first sent */
+	int			 tries;		/* sends on this connection */
+	int			 sends;		/* sends in all */
+	link_msg_cb		 cb;
+	void			*arg;
+	TAILQ_ENTRY(link_msg)	 entry;
+};
+TAILQ_HEAD(link_msg_list, link_msg);
+
+struct link {
+	struct ncs		*ncs;
+	enum gw_port		 port;
+	int			 target;	/* 0 primary, 1 buddy */
+	enum link_state		 state;
+	char			 reason[128];
+	struct conn		*conn;
+	struct event		*reconnect_ev;
+	struct event		*tick_ev;
+	struct event		*ack_ev;
+	struct event		*gen_ev;
+	int			 failures;	/* failed connects in a row */
+	bool			 breaker;
+	bool			 enabled;	/* false: sleeping */
+	struct link_msg		*inflight;	/* message or heartbeat */
+	bool			 inflight_hb;
+	bool			 streaming;	/* gen has more to write */
+	int64_t			 sent_mono;
+	int64_t			 hb_last_mono;	/* last heartbeat sent */
+	int64_t			 up_mono;	/* when it came up */
+	int64_t			 rx_mono;	/* last frame received */
+	uint64_t		 hb_ok;		/* heartbeats answered */
+	struct sbuf		 copy;		/* a streamed message,
+	    for history */
+};
+
+struct link	*link_new(struct ncs *, int target, enum gw_port);
+void		 link_free(struct link *);
+void		 link_enable(struct link *, bool);
+/* Up and nothing in flight. */
+bool		 link_ready(const struct link *);
+bool		 link_is_up(const struct link *);
+const char	*link_state_name(enum link_state);
+const char	*link_host(const struct link *);
+int		 link_port_number(const struct link *);
+/* Take the next message of the NCS queue for this port if idle. */
+void		 link_kick(struct link *);
+/* Shut down (reload/stop): the in-flight message goes back to the queue. */
+void		 link_close(struct link *, const char *reason);
+/* Give the message in flight back to the NCS queue (target switch). */
+void		 link_release(struct link *);
+struct link_msg	*link_msg_new(struct mos_msg *, link_msg_cb, void *);
+void		 link_msg_free(struct link_msg *);
+
+/* ------------------------------------------------------------------------ */
+/* ncs.c: one configured NCS at run time. */
+
+struct ncs {
+	struct gw		*gw;
+	struct ncs_conf		*conf;		/* owned copy */
+	struct link		*link[2][2];	/* [target][lower, upper] */
+	int			 active;	/* 0 primary, 1 buddy */
+	bool			 hold_buddy;	/* main "not yet updated" */
+	struct msgid		*mid[2];	/* lower, upper */
+	struct link_msg_list	 q[2];		/* for the active link */
+	struct publisher	*pub;
+	struct reqall		*reqall;
+	struct event		*tick_ev;
+	TAILQ_ENTRY(ncs)	 entry;
+};
+TAILQ_HEAD(ncs_list, ncs);
+
+struct ncs	*ncs_new(struct gw *, const struct ncs_conf *);
+void		 ncs_free(struct ncs *);
+void		 ncs_start(struct ncs *);
+bool		 ncs_has_buddy(const struct ncs *);
+struct link	*ncs_active_link(struct ncs *, enum gw_port);
+const char	*ncs_wire_id(const struct ncs *, int target);
+/* Queue an outgoing message on the lower or upper port. */
+void		 ncs_send(struct ncs *, enum gw_port, struct link_msg *);
+/* Cancel every queued message (callbacks get LINK_CANCELLED). */
+void		 ncs_cancel_all(struct ncs *);
+/* A link changed state: failover decisions, publisher wake-up. */
+void		 ncs_link_changed(struct ncs *, struct link *);
+/* An ENPS buddy sentence in a NACK: the target to switch to, or -1. */
+int		 ncs_buddy_target(struct ncs *, struct link *,
+    const char *text);
+/* Make `to` (0 primary, 1 buddy) the active target. */
+void		 ncs_switch(struct ncs *, int to, const char *reason);
+/* Periodic: return to the primary when it has been healthy long enough. */
+void		 ncs_tick(struct ncs *);
+/* Nothing in flight or queued. */
+bool		 ncs_idle(const struct ncs *);
+struct ncs	*ncs_find_by_wire_id(struct gw *, const char *ncs_id);
+struct ncs	*ncs_find_by_name(struct gw *, const char *name);
+
+/* ------------------------------------------------------------------------ */
+/* publisher.c */
+
+struct publisher *publisher_new(struct ncs *);
+void		 publisher_free(struct publisher *);
+/* Link up/idle, a flush done, new work: send what can be sent. */
+void		 publisher_pump(struct publisher *);
+/* The lower link went down: give back claimed jobs not yet sent. */
+void		 publisher_link_down(struct publisher *);
+/* Inside the flush transaction: completions and delivery markers. */
+int		 publisher_flush(struct publisher *);
+void		 publisher_flush_done(struct publisher *, bool committed);
+bool		 publisher_busy(const struct publisher *);
+size_t		 publisher_pending(const struct publisher *);
+/* Stop: release every claimed job that is not in flight. */
+void		 publisher_release_all(struct publisher *);
+
+/* ------------------------------------------------------------------------ */
+/* gw.c: the daemon. */
+
+struct gw {
+	struct event_base	*base;
+	struct evdns_base	*dns;
+	struct gw_config	*cfg;
+	struct gwdb		*db;
+	struct history		*hist;
+	struct listener		*listeners[GW_NPORTS];
+	struct ncs_list		 ncs;
+	struct session_list	 sessions;
+	int			 nsessions;
+	int			 nsess_port[GW_NPORTS];
+	struct event		*sig[3];
+	struct event		*housekeeping;
+	struct event		*flush_ev;
+	struct event		*stop_ev;
+	bool			 flush_armed;
+	int64_t			 flush_cost_ms;	/* the last flush transaction */
+	bool			 stopping;
+	int64_t			 stop_deadline;
+	uint64_t		 conn_seq;
+	uint64_t		 conn_saved;
+	int64_t			 started_ms;
+	int64_t			 last_prune_mono;
+	bool			 prune_more;	/* history left to prune */
+	int			 exit_code;
+};
+
+struct gw	*gw_new(struct gw_config *, char **cause);
+void		 gw_free(struct gw *);
+int		 gw_run(struct gw *);	/* until stopped; exit status */
+void		 gw_reload(struct gw *);
+void		 gw_stop(struct gw *);
+/* Arm the flush timer (history and completions). */
+void		 gw_flush_soon(struct gw *);
+/* Flush now; returns a queue_rc. */
+int		 gw_flush(struct gw *);
+uint64_t	 gw_conn_id(struct gw *);
+/* Idle timeout of an inbound connection (0 = none), see gw.c. */
+int64_t		 gw_idle_ms(struct gw *, const struct ncs *, enum gw_port);
+
+#endif /* GATEWAY_H */

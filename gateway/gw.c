@@ -1,0 +1,567 @@
+/*
+ * The daemon: startup, the flush transaction (history, completions, claims),
+ * housekeeping (reaper, pruning), SIGHUP reload and orderly shutdown.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/dns.h>
+#include <event2/event.h>
+
+#include "gateway/gateway.h"
+
+#define GW_FLUSH_MS		5
+#define GW_FLUSH_MAX_MS		100
+#define GW_FLUSH_RETRY_MS	50
+#define GW_HOUSEKEEPING_MS	1000
+#define GW_PRUNE_MS		60000
+#define GW_PRUNE_BUDGET_MS	20
+#define GW_STOP_POLL_MS		20
+#define GW_STOP_MAX_MS		10000
+#define GW_IDLE_MIN_MS		12500
+
+/* Milliseconds as a timeval. */
+static struct timeval
+gw_tv(int64_t ms)
+{
+	struct timeval	tv;
+
+	tv.tv_sec = (time_t)(ms / 1000);
+	tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+	return tv;
+}
+
+/* libevent's own warnings go to our log. */
+static void
+gw_libevent_log(int severity, const char *msg)
+{
+	log_event(severity >= EVENT_LOG_ERR ? LL_ERROR :
+	    severity >= EVENT_LOG_WARN ?
+	    LL_WARN : LL_DEBUG, "libevent", "msg=%s", log_q(msg));
+}
+
+/* A new connection number (unique across restarts, see gw_flush). */
+uint64_t
+gw_conn_id(struct gw *gw)
+{
+	return gw->conn_seq++;
+}
+
+/*
+ * Idle timeout of an inbound connection: idle_timeout if set (every port);
+ * else none on the query port (NCSs do not heartbeat it) and, on lower and
+ * upper, 2.5 x the NCS's heartbeat_interval (the largest one before the NCS
+ * is known) but at least GW_IDLE_MIN_MS, since a peer heartbeats at its own
+ * pace (Sofie's library: every 5 s at the fastest); none without heartbeats.
+ */
+int64_t
+gw_idle_ms(struct gw *gw, const struct ncs *n, enum gw_port port)
+{
+	const struct gw_config	*cfg = gw->cfg;
+	int64_t			 hb = 0;
+	size_t			 i;
+
+	if (cfg->idle_timeout_ms > 0)
+		return cfg->idle_timeout_ms;
+	if (port == GW_PORT_QUERY)
+		return 0;
+	if (n != NULL)
+		hb = n->conf->heartbeat_ms;
+	else {
+		for (i = 0; i < cfg->nncs; i++) {
+			if (cfg->ncs[i].heartbeat_ms > hb)
+				hb = cfg->ncs[i].heartbeat_ms;
+		}
+	}
+	if (hb == 0)
+		return 0;
+	return hb * 5 / 2 > GW_IDLE_MIN_MS ? hb * 5 / 2 : GW_IDLE_MIN_MS;
+}
+
+/* Arm the flush timer: history and completions commit a few ms later. */
+void
+gw_flush_soon(struct gw *gw)
+{
+	struct timeval	tv;
+
+	if (gw->flush_armed || gw->flush_ev == NULL)
+		return;
+	/* a slow disk (fsync) flushes less often, so it never takes the loop */
+	tv = gw_tv(gw->flush_cost_ms * 2 > GW_FLUSH_MS ?
+	    (gw->flush_cost_ms * 2 < GW_FLUSH_MAX_MS ? gw->flush_cost_ms * 2 :
+	    GW_FLUSH_MAX_MS) : GW_FLUSH_MS);
+	evtimer_add(gw->flush_ev, &tv);
+	gw->flush_armed = true;
+}
+
+/* Finish the flush transaction: tell everyone whether it committed. */
+static void
+gw_flush_done(struct gw *gw, bool committed)
+{
+	struct ncs	*n, *next;
+
+	if (committed) {
+		history_committed(gw->hist);
+		gw->conn_saved = gw->conn_seq;
+	} else
+		history_unflush(gw->hist);
+	for (n = TAILQ_FIRST(&gw->ncs); n != NULL; n = next) {
+		next = TAILQ_NEXT(n, entry);
+		publisher_flush_done(n->pub, committed);
+	}
+}
+
+/*
+ * One transaction: pending history rows, the publishers' completions (and
+ * delivery markers), their next claims, the connection counter. On failure
+ * everything stays pending and a retry is scheduled.
+ */
+int
+gw_flush(struct gw *gw)
+{
+	struct ncs	*n;
+	struct timeval	 tv;
+	int64_t		 start = util_mono_ms();
+	int		 rc;
+
+	evtimer_del(gw->flush_ev);
+	gw->flush_armed = false;
+	if ((rc = queue_tx_begin(gw->db->q)) != QUEUE_OK)
+		goto retry;
+	if ((rc = history_flush(gw->hist)) != QUEUE_OK)
+		goto fail;
+	for (n = TAILQ_FIRST(&gw->ncs); n != NULL; n = TAILQ_NEXT(n, entry)) {
+		if ((rc = publisher_flush(n->pub)) != QUEUE_OK)
+			goto fail;
+	}
+	if (gw->conn_seq != gw->conn_saved &&
+	    (rc = gwdb_meta_put(gw->db, "conn_next", (int64_t)gw->conn_seq)) !=
+	    QUEUE_OK)
+		goto fail;
+	if ((rc = queue_tx_commit(gw->db->q)) != QUEUE_OK)
+		goto retry_done;
+	gw->flush_cost_ms = util_mono_ms() - start;
+	gw_flush_done(gw, true);
+	return QUEUE_OK;
+fail:
+	queue_tx_rollback(gw->db->q);
+retry_done:
+	gw_flush_done(gw, false);
+retry:
+	log_event(rc == QUEUE_EBUSY ? LL_DEBUG :
+	    LL_WARN, "db.error", "op=flush "
+	    "error=%s msg=%s", log_q(queue_strerror(rc)),
+	    log_q(gwdb_errmsg(gw->db)));
+	if (!gw->flush_armed) {
+		tv = gw_tv(GW_FLUSH_RETRY_MS);
+		evtimer_add(gw->flush_ev, &tv);
+		gw->flush_armed = true;
+	}
+	return rc;
+}
+
+/* Flush timer. */
+static void
+gw_flush_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	gw_flush(arg);
+}
+
+/*
+ * Return expired leases every second; prune old jobs and history every
+ * minute. History is pruned at most GW_PRUNE_BUDGET_MS at a time (so a large
+ * backlog never stalls the links) and again every second until done.
+ */
+static void
+gw_housekeeping_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct gw	*gw = arg;
+	size_t		 n = 0, h = 0;
+	int64_t		 now = util_mono_ms();
+	bool		 minute;
+
+	(void)fd;
+	(void)ev;
+	if (gw->stopping)
+		return;
+	if (queue_reap(gw->db->q, &n) == QUEUE_OK && n > 0)
+		log_event(LL_INFO, "job.reaped", "jobs=%zu", n);
+	minute = gw->last_prune_mono == 0 ||
+	    now - gw->last_prune_mono >= GW_PRUNE_MS;
+	if (!minute && !gw->prune_more)
+		return;
+	n = 0;
+	if (minute) {
+		gw->last_prune_mono = now;
+		queue_prune(gw->db->q, gw->cfg->done_retention_ms,
+		    gw->cfg->failed_retention_ms, &n);
+	}
+	gw->prune_more = history_prune(gw->db, gw->cfg->history_retention_ms,
+	    GW_PRUNE_BUDGET_MS, &h) == QUEUE_EXISTS;
+	if (n > 0 || h > 0)
+		log_event(LL_INFO, "db.prune", "jobs=%zu history=%zu more=%s", n,
+		    h, gw->prune_more ? "yes" : "no");
+}
+
+/* The queue policy for deliveries, from the configuration. */
+static void
+gw_set_policy(struct gw *gw)
+{
+	struct queue_policy	pol;
+
+	memset(&pol, 0, sizeof pol);
+	pol.max_attempts = 10;
+	pol.backoff_base_ms = gw->cfg->backoff_base_ms;
+	pol.backoff_cap_ms = gw->cfg->backoff_max_ms;
+	pol.jitter_pct = 10;
+	pol.lease_ms = gw->cfg->lease_ms;
+	queue_set_policy(gw->db->q, CATALOG_KIND_PUBLISH, &pol);
+}
+
+/* Open (or reopen) the listener of one port if its address changed. */
+static int
+gw_listen(struct gw *gw, enum gw_port p, const struct gw_config *old,
+    char **cause)
+{
+	const struct gw_config	*cfg = gw->cfg;
+	struct listener		*l;
+	int			 port, oldport;
+
+	port = p == GW_PORT_LOWER ? cfg->lower_port : p == GW_PORT_UPPER ?
+	    cfg->upper_port : cfg->query_port;
+	if (old != NULL) {
+		oldport = p == GW_PORT_LOWER ? old->lower_port :
+		    p == GW_PORT_UPPER ? old->upper_port : old->query_port;
+		if (oldport == port && strcmp(old->listen, cfg->listen) == 0)
+			return 0;
+	}
+	listener_free(gw->listeners[p]);
+	gw->listeners[p] = NULL;
+	if (port == 0)
+		return 0;
+	if ((l = listener_new(gw, p, cfg->listen, port, cause)) == NULL)
+		return -1;
+	gw->listeners[p] = l;
+	return 0;
+}
+
+/* Open the database and record the NCSs. */
+static int
+gw_open_db(struct gw *gw, char **cause)
+{
+	struct gwdb_opts	 o;
+	char			*err = NULL;
+	int64_t			 v = 1;
+
+	memset(&o, 0, sizeof o);
+	o.path = gw->cfg->db_path;
+	o.sync_normal = gw->cfg->sync_normal != 0;
+	o.busy_ms = (int)gw->cfg->busy_ms;
+	if (gwdb_open(&gw->db, &o, &err) != QUEUE_OK) {
+		xasprintf(cause, "database %s: %s%s", o.path, err != NULL ?
+		    err : "?", access(o.path, F_OK) != 0 && errno == ENOENT ?
+		    " (does its directory exist?)" : "");
+		free(err);
+		return -1;
+	}
+	gw_set_policy(gw);
+	if (!o.sync_normal && gwdb_relax(gw->db, true) != QUEUE_OK) {
+		xasprintf(cause, "database %s: cannot set synchronous: %s",
+		    o.path, gwdb_errmsg(gw->db));
+		return -1;
+	}
+	if (gwdb_sync_ncs(gw->db, gw->cfg) != QUEUE_OK) {
+		xasprintf(cause, "database %s: cannot record the NCS list: %s",
+		    o.path, gwdb_errmsg(gw->db));
+		return -1;
+	}
+	if (gwdb_meta_get(gw->db, "conn_next", &v) != QUEUE_OK || v < 1)
+		v = 1;
+	gw->conn_seq = gw->conn_saved = (uint64_t)v;
+	return 0;
+}
+
+static void	gw_signal_cb(evutil_socket_t, short, void *);
+static void	gw_stop_cb(evutil_socket_t, short, void *);
+
+/* Events of the daemon itself: signals and timers. */
+static void
+gw_events(struct gw *gw)
+{
+	static const int	 sigs[] = { SIGTERM, SIGINT, SIGHUP };
+	struct timeval		 tv = gw_tv(GW_HOUSEKEEPING_MS);
+	size_t			 i;
+
+	for (i = 0; i < nitems(sigs); i++) {
+		gw->sig[i] = evsignal_new(gw->base, sigs[i], gw_signal_cb, gw);
+		if (gw->sig[i] == NULL || evsignal_add(gw->sig[i], NULL) != 0)
+			fatalx("cannot install signal %d", sigs[i]);
+	}
+	gw->housekeeping = event_new(gw->base, -1, EV_PERSIST,
+	    gw_housekeeping_cb, gw);
+	gw->flush_ev = evtimer_new(gw->base, gw_flush_cb, gw);
+	gw->stop_ev = event_new(gw->base, -1, EV_PERSIST, gw_stop_cb, gw);
+	if (gw->housekeeping == NULL || gw->flush_ev == NULL ||
+	    gw->stop_ev == NULL)
+		fatalx("event_new failed");
+	event_add(gw->housekeeping, &tv);
+}
+
+/* Start everything: database, listeners, links. NULL and *cause on failure. */
+struct gw *
+gw_new(struct gw_config *cfg, char **cause)
+{
+	struct gw	*gw;
+	struct ncs	*n;
+	size_t		 i;
+	int		 p;
+
+	signal(SIGPIPE, SIG_IGN);
+	gw = xcalloc(1, sizeof *gw);
+	gw->cfg = cfg;
+	gw->started_ms = util_now_ms();
+	TAILQ_INIT(&gw->ncs);
+	TAILQ_INIT(&gw->sessions);
+	event_set_log_callback(gw_libevent_log);
+	if ((gw->base = event_base_new()) == NULL)
+		fatalx("event_base_new failed");
+	if ((gw->dns = evdns_base_new(gw->base,
+	    EVDNS_BASE_INITIALIZE_NAMESERVERS)) ==
+	    NULL && (gw->dns = evdns_base_new(gw->base, 0)) == NULL)
+		fatalx("evdns_base_new failed");
+	gw_events(gw);
+	if (gw_open_db(gw, cause) != 0)
+		goto fail;
+	gw->hist = history_new(gw->db, cfg->history);
+	for (p = 0; p < GW_NPORTS; p++) {
+		if (gw_listen(gw, (enum gw_port)p, NULL, cause) != 0)
+			goto fail;
+	}
+	for (i = 0; i < cfg->nncs; i++) {
+		n = ncs_new(gw, &cfg->ncs[i]);
+		TAILQ_INSERT_TAIL(&gw->ncs, n, entry);
+		ncs_start(n);
+	}
+	log_event(LL_INFO, "start", "version=%s pid=%d mos_id=%s db=%s ncs=%zu "
+	    "synchronous=%s", MOSGW_VERSION, (int)getpid(), log_q(cfg->mos_id),
+	    log_q(cfg->db_path), cfg->nncs,
+	    cfg->sync_normal ? "normal" : "full");
+	return gw;
+fail:
+	gw->cfg = NULL;		/* the caller still owns it */
+	gw_free(gw);
+	return NULL;
+}
+
+/* Free everything (after gw_run). */
+void
+gw_free(struct gw *gw)
+{
+	struct ncs	*n;
+	size_t		 i;
+
+	if (gw == NULL)
+		return;
+	session_close_all(gw, "shutdown");
+	while ((n = TAILQ_FIRST(&gw->ncs)) != NULL) {
+		TAILQ_REMOVE(&gw->ncs, n, entry);
+		ncs_free(n);
+	}
+	for (i = 0; i < GW_NPORTS; i++)
+		listener_free(gw->listeners[i]);
+	if (gw->db != NULL && gw->hist != NULL && gw->flush_ev != NULL)
+		gw_flush(gw);
+	history_free(gw->hist);
+	gwdb_close(gw->db);
+	for (i = 0; i < nitems(gw->sig); i++) {
+		if (gw->sig[i] != NULL)
+			event_free(gw->sig[i]);
+	}
+	if (gw->housekeeping != NULL)
+		event_free(gw->housekeeping);
+	if (gw->flush_ev != NULL)
+		event_free(gw->flush_ev);
+	if (gw->stop_ev != NULL)
+		event_free(gw->stop_ev);
+	if (gw->dns != NULL)
+		evdns_base_free(gw->dns, 0);
+	if (gw->base != NULL)
+		event_base_free(gw->base);
+	config_free(gw->cfg);
+	free(gw);
+}
+
+/* Run until stopped. */
+int
+gw_run(struct gw *gw)
+{
+	event_base_dispatch(gw->base);
+	return gw->exit_code;
+}
+
+/* Shutdown, step 2: once the in-flight acks are in (or the deadline passed). */
+static void
+gw_stop_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct gw	*gw = arg;
+	struct ncs	*n;
+	bool		 busy = false;
+
+	(void)fd;
+	(void)ev;
+	for (n = TAILQ_FIRST(&gw->ncs); n != NULL; n = TAILQ_NEXT(n, entry))
+		busy = busy || publisher_busy(n->pub);
+	if (busy && util_mono_ms() < gw->stop_deadline)
+		return;
+	event_del(gw->stop_ev);
+	gw_flush(gw);
+	session_close_all(gw, "shutdown");
+	while ((n = TAILQ_FIRST(&gw->ncs)) != NULL) {
+		TAILQ_REMOVE(&gw->ncs, n, entry);
+		ncs_free(n);
+	}
+	gw_flush(gw);
+	log_event(LL_INFO, "shutdown", "phase=done in_flight_abandoned=%s",
+	    busy ? "yes" : "no");
+	event_base_loopexit(gw->base, NULL);
+}
+
+/*
+ * Stop: no new connections or claims; the messages in flight get their
+ * acks (up to one ack_timeout, at most 10 s), completions are committed,
+ * claimed jobs not sent are given back, links closed. A second signal
+ * stops at once.
+ */
+void
+gw_stop(struct gw *gw)
+{
+	struct timeval	 tv = gw_tv(GW_STOP_POLL_MS);
+	struct ncs	*n;
+	int64_t		 wait = 0;
+	int		 p;
+
+	if (gw->stopping) {
+		gw->stop_deadline = 0;
+		return;
+	}
+	gw->stopping = true;
+	log_event(LL_INFO, "shutdown", "phase=begin");
+	for (p = 0; p < GW_NPORTS; p++) {
+		listener_free(gw->listeners[p]);
+		gw->listeners[p] = NULL;
+	}
+	for (n = TAILQ_FIRST(&gw->ncs); n != NULL; n = TAILQ_NEXT(n, entry)) {
+		profile1_req_all_stop(n);
+		publisher_release_all(n->pub);
+		if (n->conf->ack_timeout_ms > wait)
+			wait = n->conf->ack_timeout_ms;
+	}
+	gw->stop_deadline = util_mono_ms() + (wait < GW_STOP_MAX_MS ? wait :
+	    GW_STOP_MAX_MS);
+	event_add(gw->stop_ev, &tv);
+}
+
+/* Apply the NCS sections of a new configuration. */
+static void
+gw_reload_ncs(struct gw *gw, struct gw_config *cfg)
+{
+	const struct ncs_conf	*c;
+	struct ncs		*n, *next;
+	size_t			 i;
+
+	for (n = TAILQ_FIRST(&gw->ncs); n != NULL; n = next) {
+		next = TAILQ_NEXT(n, entry);
+		c = config_find_ncs(cfg, n->conf->name);
+		if (c != NULL && config_ncs_equal(c, n->conf))
+			continue;
+		log_event(LL_INFO, "config.reload", "ncs=%s action=%s",
+		    n->conf->name, c == NULL ? "removed" : "changed");
+		TAILQ_REMOVE(&gw->ncs, n, entry);
+		session_forget_ncs(gw, n);
+		ncs_free(n);
+	}
+	for (i = 0; i < cfg->nncs; i++) {
+		if (ncs_find_by_name(gw, cfg->ncs[i].name) != NULL)
+			continue;
+		n = ncs_new(gw, &cfg->ncs[i]);
+		TAILQ_INSERT_TAIL(&gw->ncs, n, entry);
+		ncs_start(n);
+	}
+}
+
+/* SIGHUP: reload the file; apply it only if it validates. */
+void
+gw_reload(struct gw *gw)
+{
+	struct gw_config	*cfg, *old = gw->cfg;
+	char			*errs = NULL, *line, *save = NULL, *cause =
+	    NULL;
+	int			 p;
+
+	if ((cfg = config_load(old->file, &errs)) == NULL) {
+		for (line = strtok_r(errs, "\n", &save); line != NULL;
+		    line = strtok_r(NULL, "\n", &save))
+			log_event(LL_ERROR, "config.error", "msg=%s",
+			    log_q(line));
+		log_event(LL_ERROR, "config.reload", "file=%s result=rejected "
+		    "note=the-running-configuration-stays", log_q(old->file));
+		free(errs);
+		return;
+	}
+	if (strcmp(cfg->db_path, old->db_path) != 0 ||
+	    cfg->sync_normal != old->sync_normal ||
+	    cfg->busy_ms != old->busy_ms)
+		log_event(LL_WARN, "config.reload",
+		    "note=database-settings-apply-at-restart");
+	if (cfg->log_level != old->log_level ||
+	    strcmp(cfg->log_target, old->log_target) != 0 ||
+	    (strcmp(cfg->log_target, "stderr") != 0 &&
+	    strcmp(cfg->log_target, "syslog") != 0)) {	/* reopen: rotation */
+		if (log_open((enum log_level)cfg->log_level, cfg->log_target,
+		    &cause) != 0) {
+			log_event(LL_ERROR, "config.error", "msg=%s",
+			    log_q(cause));
+			free(cause);
+		}
+	}
+	gw->cfg = cfg;
+	history_set_enabled(gw->hist, cfg->history);
+	gw_set_policy(gw);
+	for (p = 0; p < GW_NPORTS; p++) {
+		if (gw_listen(gw, (enum gw_port)p, old, &cause) != 0) {
+			log_event(LL_ERROR, "config.error", "msg=%s",
+			    log_q(cause));
+			free(cause);
+			cause = NULL;
+		}
+	}
+	gw_reload_ncs(gw, cfg);
+	if (gwdb_sync_ncs(gw->db, cfg) != QUEUE_OK)
+		log_event(LL_ERROR, "db.error", "op=sync-ncs msg=%s",
+		    log_q(gwdb_errmsg(gw->db)));
+	log_event(LL_INFO, "config.reload", "file=%s result=applied ncs=%zu",
+	    log_q(cfg->file), cfg->nncs);
+	config_free(old);
+}
+
+/* Signals: TERM/INT stop, HUP reloads. */
+static void
+gw_signal_cb(evutil_socket_t sig, short ev, void *arg)
+{
+	struct gw	*gw = arg;
+
+	(void)ev;
+	if (sig == SIGHUP) {
+		if (!gw->stopping)
+			gw_reload(gw);
+		return;
+	}
+	log_event(LL_INFO, "shutdown", "signal=%s",
+	    sig == SIGTERM ? "TERM" : "INT");
+	gw_stop(gw);
+}

@@ -1,0 +1,386 @@
+/*
+ * The gateway's own tables, in the queue's SQLite file: opened with
+ * queue_open, then our schema on queue_db(q), versioned in gw_meta (the
+ * queue owns PRAGMA user_version). Writes run inside queue_tx_begin/commit
+ * so that they nest with queue calls and share its SQLITE_BUSY handling.
+ */
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gateway/gateway.h"
+
+static const char *const gwdb_schema_v1 =
+	"CREATE TABLE IF NOT EXISTS gw_meta("
+	" key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
+	"CREATE TABLE ncs("
+	" name TEXT PRIMARY KEY, ncs_id TEXT NOT NULL,"
+	" enabled INTEGER NOT NULL, publish INTEGER NOT NULL DEFAULT 1,"
+	" max_attempts INTEGER NOT NULL DEFAULT 10, updated INTEGER NOT NULL);"
+	"CREATE TABLE msgid("
+	" ncs TEXT NOT NULL, port TEXT NOT NULL,"
+	" reserved_upto INTEGER NOT NULL,"
+	" PRIMARY KEY(ncs, port)) WITHOUT ROWID;"
+	"CREATE TABLE assets("
+	" obj_id TEXT PRIMARY KEY, slug TEXT NOT NULL, type TEXT NOT NULL,"
+	" tb TEXT NOT NULL, dur INTEGER NOT NULL, rev INTEGER NOT NULL,"
+	" air TEXT NOT NULL, status TEXT NOT NULL, abstract TEXT,"
+	" description TEXT NOT NULL, obj_group TEXT,"
+	" created_by TEXT NOT NULL, created INTEGER NOT NULL,"
+	" changed_by TEXT NOT NULL, changed INTEGER NOT NULL,"
+	" deleted INTEGER NOT NULL DEFAULT 0);"
+	"CREATE TABLE asset_paths("
+	" obj_id TEXT NOT NULL, seq INTEGER NOT NULL, kind TEXT NOT NULL,"
+	" tech TEXT NOT NULL, url TEXT NOT NULL,"
+	" PRIMARY KEY(obj_id, seq)) WITHOUT ROWID;"
+	"CREATE TABLE asset_meta("
+	" obj_id TEXT NOT NULL, seq INTEGER NOT NULL, scope TEXT,"
+	" schema TEXT NOT NULL, payload TEXT NOT NULL,"
+	" PRIMARY KEY(obj_id, seq)) WITHOUT ROWID;"
+	"CREATE TABLE delivery("
+	" ncs TEXT NOT NULL, obj_id TEXT NOT NULL, rev INTEGER NOT NULL,"
+	" status TEXT NOT NULL, t_ms INTEGER NOT NULL,"
+	" PRIMARY KEY(ncs, obj_id)) WITHOUT ROWID;"
+	"CREATE TABLE history("
+	" id INTEGER PRIMARY KEY, t_ms INTEGER NOT NULL, ncs TEXT NOT NULL,"
+	" port TEXT NOT NULL, dir TEXT NOT NULL, conn INTEGER NOT NULL,"
+	" message_id INTEGER, type TEXT NOT NULL, outcome TEXT NOT NULL,"
+	" xml TEXT NOT NULL);"
+	"CREATE INDEX history_t ON history(t_ms);";
+
+/* Migrations: entry i takes the schema from version i to i + 1. */
+static const char *const *const gwdb_migrations[] = { &gwdb_schema_v1 };
+
+#define ASSET_COLS \
+	"obj_id, slug, type, tb, dur, rev, air, status, abstract," \
+	" description, obj_group, created_by, created, changed_by, changed," \
+	" deleted"
+
+static const char *const gwdb_sql[ST__COUNT] = {
+	[ST_ASSET_GET] = "SELECT " ASSET_COLS " FROM assets WHERE obj_id = ?1",
+	[ST_ASSET_PATHS] = "SELECT kind, tech, url FROM asset_paths"
+	    " WHERE obj_id = ?1 ORDER BY seq",
+	[ST_ASSET_META] = "SELECT scope, schema, payload FROM asset_meta"
+	    " WHERE obj_id = ?1 ORDER BY seq",
+	[ST_ASSET_UPSERT] = "INSERT INTO assets(" ASSET_COLS ")"
+	    " VALUES(?1, ?2, ?3, ?4, ?5, 1, ?6, 'NEW', ?7, ?8, ?9, ?10, ?11,"
+	    " ?10, ?11, 0)"
+	    " ON CONFLICT(obj_id) DO UPDATE SET slug = excluded.slug,"
+	    " type = excluded.type, tb = excluded.tb, dur = excluded.dur,"
+	    " air = excluded.air, abstract = excluded.abstract,"
+	    " description = excluded.description,"
+	    " obj_group = excluded.obj_group,"
+	    " rev = CASE WHEN rev >= 999 THEN 1 ELSE rev + 1 END,"
+	    " status = CASE WHEN deleted THEN 'NEW' ELSE 'UPDATED' END,"
+	    " created_by = CASE WHEN deleted THEN excluded.created_by"
+	    "  ELSE created_by END,"
+	    " created = CASE WHEN deleted THEN excluded.created ELSE created "
+	    "END, changed_by = excluded.changed_by, changed = excluded.changed,"
+	    " deleted = 0 RETURNING rev",
+	[ST_ASSET_PATHS_DEL] = "DELETE FROM asset_paths WHERE obj_id = ?1",
+	[ST_ASSET_META_DEL] = "DELETE FROM asset_meta WHERE obj_id = ?1",
+	[ST_ASSET_PATH_ADD] = "INSERT INTO asset_paths(obj_id, seq, kind, tech,"
+	    " url) VALUES(?1, ?2, ?3, ?4, ?5)",
+	[ST_ASSET_META_ADD] = "INSERT INTO asset_meta(obj_id, seq, scope,"
+	    " schema, payload) VALUES(?1, ?2, ?3, ?4, ?5)",
+	[ST_ASSET_DELETE] = "UPDATE assets SET deleted = 1, status = 'DELETED',"
+	    " rev = CASE WHEN rev >= 999 THEN 1 ELSE rev + 1 END,"
+	    " changed_by = ?2, changed = ?3"
+	    " WHERE obj_id = ?1 AND deleted = 0 RETURNING rev",
+	[ST_ASSET_LIST] = "SELECT " ASSET_COLS " FROM assets"
+	    " WHERE obj_id > ?1 AND (deleted = 0 OR ?2) ORDER BY obj_id"
+	    " LIMIT ?3",
+	[ST_NCS_PUBLISH] = "SELECT name, max_attempts FROM ncs"
+	    " WHERE enabled = 1 AND publish = 1 ORDER BY name",
+	[ST_DELIVERY_GET] = "SELECT status FROM delivery"
+	    " WHERE ncs = ?1 AND obj_id = ?2",
+	[ST_DELIVERY_PUT] = "INSERT INTO delivery(ncs, obj_id, rev, status,"
+	    " t_ms)"
+	    " VALUES(?1, ?2, ?3, ?4, ?5) ON CONFLICT(ncs, obj_id) DO UPDATE"
+	    " SET rev = excluded.rev, status = excluded.status,"
+	    " t_ms = excluded.t_ms",
+	[ST_MSGID_GET] = "SELECT reserved_upto FROM msgid"
+	    " WHERE ncs = ?1 AND port = ?2",
+	[ST_MSGID_PUT] = "INSERT INTO msgid(ncs, port, reserved_upto)"
+	    " VALUES(?1, ?2, ?3) ON CONFLICT(ncs, port) DO UPDATE"
+	    " SET reserved_upto = excluded.reserved_upto",
+	[ST_HISTORY_ADD] = "INSERT INTO history(t_ms, ncs, port, dir, conn,"
+	    " message_id, type, outcome, xml)"
+	    " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+	[ST_META_GET] = "SELECT value FROM gw_meta WHERE key = ?1",
+	[ST_META_PUT] = "INSERT INTO gw_meta(key, value) VALUES(?1, ?2)"
+	    " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+};
+
+/* A SQLite result code as a queue_rc. */
+int
+gwdb_rc(int rc)
+{
+	switch (rc & 0xff) {
+	case SQLITE_OK:
+	case SQLITE_DONE:
+	case SQLITE_ROW:
+		return QUEUE_OK;
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		return QUEUE_EBUSY;
+	case SQLITE_FULL:
+		return QUEUE_EFULL;
+	case SQLITE_CONSTRAINT:
+	case SQLITE_MISMATCH:
+	case SQLITE_RANGE:
+		return QUEUE_EINVAL;
+	default:
+		return QUEUE_EIO;
+	}
+}
+
+/* The last SQLite error text. */
+const char *
+gwdb_errmsg(struct gwdb *g)
+{
+	return sqlite3_errmsg(g->db);
+}
+
+/* A cached statement, ready for binding. */
+sqlite3_stmt *
+gwdb_stmt(struct gwdb *g, enum gwdb_stmt which)
+{
+	sqlite3_stmt	*st;
+
+	if ((st = g->st[which]) == NULL) {
+		if (sqlite3_prepare_v3(g->db, gwdb_sql[which], -1,
+		    SQLITE_PREPARE_PERSISTENT, &g->st[which],
+		    NULL) != SQLITE_OK)
+			fatalx("prepare %d: %s", (int)which,
+			    sqlite3_errmsg(g->db));
+		st = g->st[which];
+	}
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return st;
+}
+
+/* Step a statement until done; reset it. */
+int
+gwdb_exec_stmt(struct gwdb *g, sqlite3_stmt *st)
+{
+	int	rc;
+
+	(void)g;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		;
+	sqlite3_reset(st);
+	return gwdb_rc(rc);
+}
+
+/* One value from gw_meta; QUEUE_ENOTFOUND if the key is absent. */
+int
+gwdb_meta_get(struct gwdb *g, const char *key, int64_t *val)
+{
+	sqlite3_stmt	*st = gwdb_stmt(g, ST_META_GET);
+	int		 rc;
+
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*val = sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+	if (rc == SQLITE_DONE)
+		return QUEUE_ENOTFOUND;
+	return gwdb_rc(rc);
+}
+
+/* Set a value in gw_meta (inside the caller's transaction or autocommit). */
+int
+gwdb_meta_put(struct gwdb *g, const char *key, int64_t val)
+{
+	sqlite3_stmt	*st = gwdb_stmt(g, ST_META_PUT);
+
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, val);
+	return gwdb_exec_stmt(g, st);
+}
+
+/* The schema version recorded in gw_meta (0 = none yet). */
+static int
+gwdb_version(struct gwdb *g, int64_t *v)
+{
+	int	rc;
+
+	rc = sqlite3_exec(g->db, "CREATE TABLE IF NOT EXISTS gw_meta("
+	    "key TEXT PRIMARY KEY, value INTEGER NOT NULL)", NULL, NULL, NULL);
+	if (rc != SQLITE_OK)
+		return gwdb_rc(rc);
+	*v = 0;
+	rc = gwdb_meta_get(g, "schema_version", v);
+	return rc == QUEUE_ENOTFOUND ? QUEUE_OK : rc;
+}
+
+/* Bring the schema to GWDB_SCHEMA_VERSION in one transaction. */
+static int
+gwdb_migrate(struct gwdb *g, char **err)
+{
+	int64_t	 v;
+	char	*msg = NULL;
+	int	 rc;
+
+	if ((rc = queue_tx_begin(g->q)) != QUEUE_OK) {
+		xasprintf(err, "cannot start the schema transaction: %s",
+		    queue_strerror(rc));
+		return rc;
+	}
+	if ((rc = gwdb_version(g, &v)) != QUEUE_OK)
+		goto fail;
+	if (v > GWDB_SCHEMA_VERSION) {
+		queue_tx_rollback(g->q);
+		xasprintf(err, "the database's gateway schema is version %lld, "
+		    "newer than this mosgw knows (%d)", (long long)v,
+		    GWDB_SCHEMA_VERSION);
+		return QUEUE_EINVAL;
+	}
+	for (; v < GWDB_SCHEMA_VERSION; v++) {
+		rc = sqlite3_exec(g->db, *gwdb_migrations[v], NULL, NULL, &msg);
+		if (rc != SQLITE_OK) {
+			queue_tx_rollback(g->q);
+			xasprintf(err, "schema migration to version %lld: %s",
+			    (long long)v + 1, msg != NULL ? msg : "?");
+			sqlite3_free(msg);
+			return gwdb_rc(rc);
+		}
+		rc = gwdb_meta_put(g, "schema_version", v + 1);
+		if (rc != QUEUE_OK)
+			goto fail;
+	}
+	if ((rc = queue_tx_commit(g->q)) != QUEUE_OK) {
+		xasprintf(err, "schema commit: %s", queue_strerror(rc));
+		return rc;
+	}
+	return QUEUE_OK;
+fail:
+	xasprintf(err, "schema: %s", sqlite3_errmsg(g->db));
+	queue_tx_rollback(g->q);
+	return rc;
+}
+
+/* Open the database: the queue first, then our tables. */
+int
+gwdb_open(struct gwdb **out, const struct gwdb_opts *o, char **err)
+{
+	struct queue_opts	 qo;
+	struct gwdb		*g;
+	int			 rc;
+
+	*out = NULL;
+	memset(&qo, 0, sizeof qo);
+	qo.path = o->path;
+	qo.sync_normal = o->sync_normal;
+	qo.busy_ms = o->busy_ms;
+	qo.clock = o->clock;
+	qo.clock_arg = o->clock_arg;
+	g = xcalloc(1, sizeof *g);
+	if ((rc = queue_open(&g->q, &qo, err)) != QUEUE_OK) {
+		free(g);
+		return rc;
+	}
+	g->db = queue_db(g->q);
+	if ((rc = gwdb_migrate(g, err)) != QUEUE_OK) {
+		gwdb_close(g);
+		return rc;
+	}
+	*out = g;
+	return QUEUE_OK;
+}
+
+/* Close the database. */
+void
+gwdb_close(struct gwdb *g)
+{
+	size_t	i;
+
+	if (g == NULL)
+		return;
+	for (i = 0; i < ST__COUNT; i++)
+		sqlite3_finalize(g->st[i]);
+	queue_close(g->q);
+	free(g);
+}
+
+/* Upsert one NCS row as enabled. */
+static int
+gwdb_put_ncs(struct gwdb *g, sqlite3_stmt *st, const struct ncs_conf *n,
+    int64_t now)
+{
+	sqlite3_bind_text(st, 1, n->name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, n->ncs_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 3, n->publish ? 1 : 0);
+	sqlite3_bind_int(st, 4, n->max_attempts);
+	sqlite3_bind_int64(st, 5, now);
+	return gwdb_exec_stmt(g, st);
+}
+
+/*
+ * Record the configured NCSs in one transaction: every row is disabled,
+ * then each configured one is written enabled, so that mosctl knows where
+ * an asset change must be delivered.
+ */
+int
+gwdb_sync_ncs(struct gwdb *g, const struct gw_config *cfg)
+{
+	sqlite3_stmt	*st = NULL;
+	int64_t		 now = queue_now(g->q);
+	size_t		 i;
+	int		 rc;
+
+	if ((rc = queue_tx_begin(g->q)) != QUEUE_OK)
+		return rc;
+	rc = sqlite3_prepare_v2(g->db, "UPDATE ncs SET enabled = 0, updated = "
+	    "?1 WHERE enabled = 1", -1, &st, NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, now);
+		rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK :
+		    sqlite3_errcode(g->db);
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(g->db, "INSERT INTO ncs(name, ncs_id,"
+		    " enabled, publish, max_attempts, updated)"
+		    " VALUES(?1, ?2, 1, ?3, ?4, ?5) ON CONFLICT(name) DO UPDATE"
+		    " SET ncs_id = excluded.ncs_id, enabled = 1,"
+		    " publish = excluded.publish,"
+		    " max_attempts = excluded.max_attempts,"
+		    " updated = excluded.updated", -1, &st, NULL);
+	rc = gwdb_rc(rc);
+	for (i = 0; rc == QUEUE_OK && i < cfg->nncs; i++)
+		rc = gwdb_put_ncs(g, st, &cfg->ncs[i], now);
+	sqlite3_finalize(st);
+	if (rc != QUEUE_OK) {
+		queue_tx_rollback(g->q);
+		return rc;
+	}
+	return queue_tx_commit(g->q);
+}
+
+/* Relaxed bookkeeping on this connection (see gateway.h). */
+int
+gwdb_relax(struct gwdb *g, bool on)
+{
+	int	rc;
+
+	rc = sqlite3_exec(g->db, on ? "PRAGMA synchronous = NORMAL" :
+	    "PRAGMA synchronous = FULL", NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		g->relaxed = on;
+	return gwdb_rc(rc);
+}
+
+/* Around a commit that must be durable on a relaxed connection. */
+int
+gwdb_durable(struct gwdb *g, bool on)
+{
+	if (!g->relaxed)
+		return QUEUE_OK;
+	return gwdb_rc(sqlite3_exec(g->db, on ? "PRAGMA synchronous = FULL" :
+	    "PRAGMA synchronous = NORMAL", NULL, NULL, NULL));
+}

@@ -1,0 +1,373 @@
+/*
+ * Integration history: every frame sent or received, kept in memory until
+ * the next flush transaction (a few ms later, shared with the publisher's
+ * completions) so it never slows a link, then in the history table until
+ * pruned. Exported as a capture: JSON Lines, see conformance/capture.md.
+ */
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gateway/gateway.h"
+
+#define HISTORY_MAX_PENDING	50000	/* beyond this,
+    rows are dropped (logged) */
+#define HISTORY_PRUNE_BATCH	1000
+
+struct history {
+	struct gwdb		*db;
+	bool			 enabled;
+	struct history_rec	*v;
+	size_t			 n;
+	size_t			 cap;
+	size_t			 flushed;
+	uint64_t		 dropped;
+};
+
+/* A history writer for the daemon. */
+struct history *
+history_new(struct gwdb *db, bool enabled)
+{
+	struct history	*h;
+
+	h = xcalloc(1, sizeof *h);
+	h->db = db;
+	h->enabled = enabled;
+	return h;
+}
+
+/* Free one record's strings. */
+static void
+history_rec_clear(struct history_rec *r)
+{
+	free(r->ncs);
+	free(r->type);
+	free(r->outcome);
+	free(r->xml);
+}
+
+/* Free the writer and what was never flushed. */
+void
+history_free(struct history *h)
+{
+	size_t	i;
+
+	if (h == NULL)
+		return;
+	for (i = 0; i < h->n; i++)
+		history_rec_clear(&h->v[i]);
+	free(h->v);
+	free(h);
+}
+
+/* Turn recording on or off (config reload). */
+void
+history_set_enabled(struct history *h, bool on)
+{
+	h->enabled = on;
+}
+
+/* Record one frame; the XML is stored as UTF-8. */
+void
+history_add(struct history *h, const char *ncs, enum gw_port port,
+    enum history_dir dir, uint64_t conn, int32_t message_id, const char *type,
+    const char *outcome, const void *data, size_t len, enum mos_enc enc)
+{
+	struct history_rec	*r;
+	struct sbuf		 sb = { NULL, 0, 0 };
+
+	if (h == NULL || !h->enabled)
+		return;
+	if (h->n >= HISTORY_MAX_PENDING) {
+		if (h->dropped++ % 10000 == 0)
+			log_event(LL_WARN, "history.dropped", "pending=%zu "
+			    "dropped=%llu",
+			    h->n, (unsigned long long)h->dropped);
+		return;
+	}
+	if (h->n == h->cap) {
+		h->cap = h->cap == 0 ? 64 : h->cap * 2;
+		h->v = xreallocarray(h->v, h->cap, sizeof *h->v);
+	}
+	/* the wire bytes as they are: converted to UTF-8 at flush time */
+	sbuf_add(&sb, data, len);
+	r = &h->v[h->n++];
+	r->id = 0;
+	r->t_ms = queue_now(h->db->q);
+	r->ncs = xstrdup(ncs != NULL ? ncs : "");
+	r->port = port;
+	r->dir = dir;
+	r->conn = conn;
+	r->message_id = message_id;
+	r->type = xstrdup(type != NULL && *type != '\0' ? type : "unknown");
+	r->outcome = xstrdup(outcome != NULL ? outcome : "");
+	r->xml = sb.s;
+	r->raw_len = sb.len;
+	r->enc = enc;
+}
+
+/* Convert a pending row's wire bytes to UTF-8 (once). */
+static void
+history_to_utf8(struct history_rec *r)
+{
+	struct sbuf	sb = { NULL, 0, 0 };
+
+	if (r->enc != MOS_ENC_UTF16BE)
+		return;
+	util_utf16be_to_utf8(&sb, (const uint8_t *)r->xml, r->raw_len);
+	free(r->xml);
+	r->xml = sb.s;
+	r->enc = MOS_ENC_UTF8;
+}
+
+/* Rows waiting for the next flush. */
+size_t
+history_pending(struct history *h)
+{
+	return h == NULL ? 0 : h->n;
+}
+
+/* Insert the pending rows (inside the caller's transaction). */
+int
+history_flush(struct history *h)
+{
+	struct history_rec	*r;
+	sqlite3_stmt		*st;
+	int			 rc;
+
+	h->flushed = 0;
+	for (; h->flushed < h->n; h->flushed++) {
+		r = &h->v[h->flushed];
+		history_to_utf8(r);
+		st = gwdb_stmt(h->db, ST_HISTORY_ADD);
+		sqlite3_bind_int64(st, 1, r->t_ms);
+		sqlite3_bind_text(st, 2, r->ncs, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, gw_port_name(r->port), -1,
+		    SQLITE_STATIC);
+		sqlite3_bind_text(st, 4, r->dir == HISTORY_IN ? "in" : "out",
+		    -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 5, (sqlite3_int64)r->conn);
+		if (r->message_id != 0)
+			sqlite3_bind_int(st, 6, r->message_id);
+		sqlite3_bind_text(st, 7, r->type, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 8, r->outcome, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 9, r->xml, -1, SQLITE_STATIC);
+		if ((rc = gwdb_exec_stmt(h->db, st)) != QUEUE_OK) {
+			h->flushed = 0;
+			return rc;
+		}
+	}
+	return QUEUE_OK;
+}
+
+/* The transaction failed: the rows stay pending. */
+void
+history_unflush(struct history *h)
+{
+	h->flushed = 0;
+}
+
+/* The transaction committed: forget the rows it stored. */
+void
+history_committed(struct history *h)
+{
+	size_t	i;
+
+	if (h->flushed == 0)
+		return;
+	for (i = 0; i < h->flushed; i++)
+		history_rec_clear(&h->v[i]);
+	memmove(h->v, h->v + h->flushed, (h->n - h->flushed) * sizeof *h->v);
+	h->n -= h->flushed;
+	h->flushed = 0;
+}
+
+/* A copy of a column as a string ("" for NULL). */
+static char *
+history_col(sqlite3_stmt *st, int i)
+{
+	const unsigned char	*s = sqlite3_column_text(st, i);
+
+	return xstrdup(s != NULL ? (const char *)s : "");
+}
+
+/* List rows matching a filter, oldest first unless newest_first. */
+int
+history_list(struct gwdb *g, const struct history_filter *f,
+    struct history_rec **out, size_t *n)
+{
+	struct history_rec	*v = NULL, *r;
+	struct sbuf		 sql = { NULL, 0, 0 };
+	sqlite3_stmt		*st;
+	enum gw_port		 port;
+	size_t			 cap = 0;
+	int			 rc, i = 1;
+
+	*out = NULL;
+	*n = 0;
+	sbuf_puts(&sql, "SELECT id, t_ms, ncs, port, dir, conn, message_id, "
+	    "type, outcome, xml FROM history WHERE 1");
+	if (f->ncs != NULL)
+		sbuf_puts(&sql, " AND ncs = ?1");
+	if (f->since_ms != 0)
+		sbuf_puts(&sql, " AND t_ms >= ?2");
+	if (f->until_ms != 0)
+		sbuf_puts(&sql, " AND t_ms < ?3");
+	if (f->after_id != 0)
+		sbuf_puts(&sql,
+		    f->newest_first ? " AND id < ?4" : " AND id > ?4");
+	sbuf_puts(&sql, f->newest_first ? " ORDER BY id DESC LIMIT ?5" :
+	    " ORDER BY id LIMIT ?5");
+	rc = sqlite3_prepare_v2(g->db, sql.s, -1, &st, NULL);
+	sbuf_free(&sql);
+	if (rc != SQLITE_OK)
+		return gwdb_rc(rc);
+	if (f->ncs != NULL)
+		sqlite3_bind_text(st, 1, f->ncs, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, f->since_ms);
+	sqlite3_bind_int64(st, 3, f->until_ms);
+	sqlite3_bind_int64(st, 4, f->after_id);
+	sqlite3_bind_int(st, 5, f->limit > 0 ? f->limit : 100);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (*n == cap) {
+			cap = cap == 0 ? 32 : cap * 2;
+			v = xreallocarray(v, cap, sizeof *v);
+		}
+		r = &v[(*n)++];
+		i = 0;
+		r->id = sqlite3_column_int64(st, i++);
+		r->t_ms = sqlite3_column_int64(st, i++);
+		r->ncs = history_col(st, i++);
+		port = GW_PORT_LOWER;
+		gw_port_parse((const char *)sqlite3_column_text(st, i++),
+		    &port);
+		r->port = port;
+		r->dir = strcmp((const char *)sqlite3_column_text(st,
+		    i++), "in") == 0 ? HISTORY_IN : HISTORY_OUT;
+		r->conn = (uint64_t)sqlite3_column_int64(st, i++);
+		r->message_id = sqlite3_column_int(st, i++);
+		r->type = history_col(st, i++);
+		r->outcome = history_col(st, i++);
+		r->xml = history_col(st, i);
+	}
+	sqlite3_finalize(st);
+	*out = v;
+	if (rc != SQLITE_DONE) {
+		history_recs_free(v, *n);
+		*out = NULL;
+		*n = 0;
+		return gwdb_rc(rc);
+	}
+	return QUEUE_OK;
+}
+
+/* Free a list from history_list. */
+void
+history_recs_free(struct history_rec *v, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++)
+		history_rec_clear(&v[i]);
+	free(v);
+}
+
+/*
+ * Delete rows older than the retention, 1,000 per transaction, for at most
+ * budget_ms (0 = until done). QUEUE_OK when all are gone, QUEUE_EXISTS when
+ * the budget ran out first (call again).
+ */
+int
+history_prune(struct gwdb *g, int64_t retention_ms, int64_t budget_ms,
+    size_t *n)
+{
+	sqlite3_stmt	*st;
+	int64_t		 start = util_mono_ms();
+	int		 rc, changed;
+
+	*n = 0;
+	rc = sqlite3_prepare_v2(g->db, "DELETE FROM history WHERE id IN"
+	    " (SELECT id FROM history WHERE t_ms < ?1 ORDER BY t_ms LIMIT ?2)",
+	    -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return gwdb_rc(rc);
+	do {
+		if (budget_ms > 0 && util_mono_ms() - start >= budget_ms) {
+			rc = QUEUE_EXISTS;
+			break;
+		}
+		if ((rc = queue_tx_begin(g->q)) != QUEUE_OK)
+			break;
+		sqlite3_bind_int64(st, 1, queue_now(g->q) - retention_ms);
+		sqlite3_bind_int(st, 2, HISTORY_PRUNE_BATCH);
+		rc = gwdb_exec_stmt(g, st);
+		changed = sqlite3_changes(g->db);
+		if (rc != QUEUE_OK) {
+			queue_tx_rollback(g->q);
+			break;
+		}
+		if ((rc = queue_tx_commit(g->q)) != QUEUE_OK)
+			break;
+		*n += (size_t)changed;
+	} while (changed == HISTORY_PRUNE_BATCH);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* One capture line (see conformance/capture.md). */
+void
+history_capture_line(struct sbuf *sb, const struct history_rec *r)
+{
+	char	ts[32];
+
+	util_iso_ms(r->t_ms, ts, sizeof ts);
+	sbuf_printf(sb, "{\"t\":\"%s\",\"ncs\":", ts);
+	sbuf_json_str(sb, r->ncs);
+	sbuf_printf(sb, ",\"port\":\"%s\",\"dir\":\"%s\",\"conn\":%llu",
+	    gw_port_name(r->port), r->dir == HISTORY_IN ? "in" : "out",
+	    (unsigned long long)r->conn);
+	if (r->message_id != 0)
+		sbuf_printf(sb, ",\"messageID\":%d", (int)r->message_id);
+	sbuf_puts(sb, ",\"type\":");
+	sbuf_json_str(sb, r->type);
+	sbuf_puts(sb, ",\"xml\":");
+	sbuf_json_str(sb, r->xml);
+	sbuf_puts(sb, "}");
+}
+
+/* Write every matching row as capture lines, oldest first. */
+int
+history_export(struct gwdb *g, const struct history_filter *filter, FILE *f,
+    size_t *n)
+{
+	struct history_filter	 page = *filter;
+	struct history_rec	*v;
+	struct sbuf		 sb = { NULL, 0, 0 };
+	size_t			 cnt, i;
+	int			 rc;
+
+	*n = 0;
+	page.newest_first = false;
+	page.limit = 500;
+	for (;;) {
+		if ((rc = history_list(g, &page, &v, &cnt)) != QUEUE_OK)
+			return rc;
+		for (i = 0; i < cnt; i++) {
+			sb.len = 0;
+			history_capture_line(&sb, &v[i]);
+			sbuf_puts(&sb, "\n");
+			if (fwrite(sb.s, 1, sb.len, f) != sb.len) {
+				history_recs_free(v, cnt);
+				sbuf_free(&sb);
+				return QUEUE_EIO;
+			}
+			(*n)++;
+			page.after_id = v[i].id;
+		}
+		history_recs_free(v, cnt);
+		if (cnt < (size_t)page.limit)
+			break;
+	}
+	sbuf_free(&sb);
+	return QUEUE_OK;
+}

@@ -1,0 +1,163 @@
+/* The messages the gateway builds: acks, NACKs, heartbeats, listMachInfo. */
+#include <string.h>
+
+#include "gateway/gateway.h"
+
+#define REPLY_TEXT_MAX	128	/* characters: statusDescription, roStatus */
+
+/* A new message with our envelope; messageID 0 means none. */
+struct mos_msg *
+reply_new(enum mos_type type, const char *mos_id, const char *ncs_id,
+    int32_t message_id)
+{
+	struct mos_msg	*m;
+
+	if ((m = mos_msg_new(type)) == NULL)
+		fatalx("out of memory");
+	m->mos_id = mos_msg_strdup(m, mos_id != NULL ? mos_id : "");
+	m->ncs_id = mos_msg_strdup(m, ncs_id != NULL ? ncs_id : "");
+	if (message_id > 0) {
+		m->has_message_id = true;
+		m->message_id = message_id;
+	}
+	return m;
+}
+
+/*
+ * Copy text cut to 128 characters (not bytes) at a UTF-8 boundary, with
+ * "..." when cut; control characters become spaces.
+ */
+void
+reply_bound(char *dst, size_t len, const char *text)
+{
+	const unsigned char	*s = (const unsigned char *)(text != NULL ?
+	    text : "");
+	size_t			 chars = 0, o = 0, clen, total = 0, i;
+
+	for (i = 0; s[i] != '\0'; i++)
+		total += (s[i] & 0xc0) != 0x80;
+	while (*s != '\0') {
+		clen = 1;
+		while (clen < 4 && (s[clen] & 0xc0) == 0x80)
+			clen++;
+		if ((total > REPLY_TEXT_MAX && chars == REPLY_TEXT_MAX - 3) ||
+		    o + clen + 4 > len)
+			break;
+		if (*s < 0x20)
+			dst[o++] = ' ';
+		else {
+			memcpy(dst + o, s, clen);
+			o += clen;
+		}
+		s += clen;
+		chars++;
+	}
+	if (*s != '\0' && o + 4 <= len) {
+		memcpy(dst + o, "...", 3);
+		o += 3;
+	}
+	dst[o] = '\0';
+}
+
+/* mosAck with a bounded description. */
+struct mos_msg *
+reply_mos_ack(const char *mos_id, const char *ncs_id, int32_t message_id,
+    const char *obj_id, bool ack, const char *text)
+{
+	struct mos_msg	*m;
+	char		 buf[REPLY_TEXT_MAX * 4 + 8];
+
+	m = reply_new(MOS_T_MOS_ACK, mos_id, ncs_id, message_id);
+	reply_bound(buf, sizeof buf, text);
+	m->u.mos_ack.obj_id = mos_msg_strdup(m, obj_id != NULL ? obj_id : "0");
+	m->u.mos_ack.obj_rev = 0;
+	m->u.mos_ack.has_obj_rev = true;
+	m->u.mos_ack.status = ack ? "ACK" : "NACK";
+	m->u.mos_ack.status_description = mos_msg_strdup(m, buf);
+	return m;
+}
+
+/* roAck whose roStatus carries the text. */
+struct mos_msg *
+reply_ro_ack(const char *mos_id, const char *ncs_id, int32_t message_id,
+    const char *ro_id, const char *text)
+{
+	struct mos_msg	*m;
+	char		 buf[REPLY_TEXT_MAX * 4 + 8];
+
+	m = reply_new(MOS_T_RO_ACK, mos_id, ncs_id, message_id);
+	reply_bound(buf, sizeof buf, text);
+	m->u.ro_ack.ro_id = mos_msg_strdup(m, ro_id != NULL ? ro_id : "");
+	m->u.ro_ack.ro_status = mos_msg_strdup(m, buf);
+	return m;
+}
+
+/* The negative answer of a port: roAck on upper, mosAck NACK elsewhere. */
+struct mos_msg *
+reply_nack(enum gw_port port, const char *mos_id, const char *ncs_id,
+    int32_t message_id, const char *text)
+{
+	if (port == GW_PORT_UPPER)
+		return reply_ro_ack(mos_id, ncs_id, message_id, NULL, text);
+	return reply_mos_ack(mos_id, ncs_id, message_id, NULL, false, text);
+}
+
+/* A heartbeat with the current time (UTC). */
+struct mos_msg *
+reply_heartbeat(const char *mos_id, const char *ncs_id, int32_t message_id)
+{
+	struct mos_msg	*m;
+
+	m = reply_new(MOS_T_HEARTBEAT, mos_id, ncs_id, message_id);
+	mos_time_now(&m->u.heartbeat.time);
+	return m;
+}
+
+/* listMachInfo: who we are, and the profiles that are really implemented. */
+struct mos_msg *
+reply_list_mach_info(const struct gw_config *cfg, const char *ncs_id,
+    int32_t message_id, int64_t started_ms)
+{
+	struct mos_msg			*m;
+	struct mos_list_mach_info	*l;
+	int				 i;
+
+	m = reply_new(MOS_T_LIST_MACH_INFO, cfg->mos_id, ncs_id, message_id);
+	l = &m->u.list_mach_info;
+	l->manufacturer = mos_msg_strdup(m, cfg->manufacturer);
+	l->model = mos_msg_strdup(m, cfg->model);
+	l->hw_rev = mos_msg_strdup(m, cfg->hw_rev);
+	l->sw_rev = mos_msg_strdup(m, cfg->sw_rev);
+	l->dom = mos_msg_strdup(m, cfg->dom);
+	l->sn = mos_msg_strdup(m, cfg->sn);
+	l->id = mos_msg_strdup(m, cfg->id);
+	mos_time_now(&l->time);
+	l->op_time.sec = started_ms / 1000;
+	l->op_time.ms = (int32_t)(started_ms % 1000);
+	l->op_time.flags = MOS_TIME_SET | MOS_TIME_FRAC | MOS_TIME_ZONE;
+	l->mos_rev = MOSGW_MOS_REV;
+	for (i = 0; i < 8; i++)
+		l->profiles[i] = i <= 1 ? 1 : 0;
+	l->device_type = "MOS";
+	return m;
+}
+
+/* Types that answer something: a broken one is dropped, never NACKed. */
+bool
+reply_is_answer_type(const char *type_name)
+{
+	static const char *const answers[] = {
+		"mosAck", "roAck", "listMachInfo", "keepAlive",
+		"mosListAll", "roListAll", "roList", "mosObjList",
+		"mosListSearchableSchema",
+	};
+	size_t	i;
+
+	if (type_name == NULL || *type_name == '\0')
+		return false;	/* unknown: the envelope decides (a NACK) */
+	for (i = 0; i < nitems(answers); i++) {
+		if (strcmp(type_name, answers[i]) == 0)
+			return true;
+	}
+	return false;
+}

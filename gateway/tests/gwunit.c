@@ -1,0 +1,143 @@
+/* Helpers for the gateway's unit suites (see gwunit.h). */
+#include <dirent.h>
+#include <limits.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gateway/tests/gwunit.h"
+
+/* The test's clock. */
+static int64_t
+gwunit_clock(void *arg)
+{
+	return ((struct gwunit *)arg)->now_ms;
+}
+
+/* Remove a directory and the files in it. */
+static void
+gwunit_rmdir(const char *dir)
+{
+	struct dirent	*e;
+	DIR		*d;
+	char		 path[PATH_MAX];
+
+	if ((d = opendir(dir)) == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+		unlink(path);
+	}
+	closedir(d);
+	rmdir(dir);
+}
+
+/* A fresh directory and database. */
+struct gwunit *
+gwunit_new(void)
+{
+	struct gwunit		*u;
+	struct gwdb_opts	 o;
+	const char		*tmp = getenv("MOSGW_TMP");
+	char			*err = NULL;
+
+	if (tmp == NULL || *tmp == '\0')
+		tmp = "/tmp";
+	if ((u = calloc(1, sizeof *u)) == NULL)
+		return NULL;
+	snprintf(u->dir, sizeof u->dir, "%s/gwunit.XXXXXX", tmp);
+	if (mkdtemp(u->dir) == NULL) {
+		perror(u->dir);
+		free(u);
+		return NULL;
+	}
+	snprintf(u->db_path, sizeof u->db_path, "%s/test.db", u->dir);
+	u->now_ms = 1795946400000LL;	/* 2026-11-29T10:00:00Z */
+	memset(&o, 0, sizeof o);
+	o.path = u->db_path;
+	o.sync_normal = true;
+	o.busy_ms = 200;
+	o.clock = gwunit_clock;
+	o.clock_arg = u;
+	if (gwdb_open(&u->db, &o, &err) != QUEUE_OK) {
+		fprintf(stderr, "gwunit: %s: %s\n", u->db_path, err);
+		free(err);
+		gwunit_rmdir(u->dir);
+		free(u);
+		return NULL;
+	}
+	return u;
+}
+
+/* Close and remove everything. */
+void
+gwunit_free(struct gwunit *u)
+{
+	if (u == NULL)
+		return;
+	gwdb_close(u->db);
+	config_free(u->cfg);
+	gwunit_rmdir(u->dir);
+	free(u);
+}
+
+/* Parse a configuration from text. */
+struct gw_config *
+gwunit_config(const char *text)
+{
+	struct gw_config	*cfg;
+	char			*errs = NULL;
+
+	if ((cfg = config_load_string("test.ini", text, &errs)) == NULL) {
+		fprintf(stderr, "gwunit: configuration:\n%s", errs);
+		free(errs);
+	}
+	return cfg;
+}
+
+/* Record the NCSs of a configuration. */
+int
+gwunit_sync_ncs(struct gwunit *u, const char *text)
+{
+	config_free(u->cfg);
+	if ((u->cfg = gwunit_config(text)) == NULL)
+		return -1;
+	return gwdb_sync_ncs(u->db, u->cfg) == QUEUE_OK ? 0 : -1;
+}
+
+/* Run one SQL statement. */
+int
+gwunit_exec(struct gwunit *u, const char *sql)
+{
+	char	*msg = NULL;
+	int	 rc;
+
+	rc = sqlite3_exec(u->db->db, sql, NULL, NULL, &msg);
+	if (rc != SQLITE_OK)
+		fprintf(stderr, "gwunit: %s: %s\n", sql, msg != NULL ?
+		    msg : "?");
+	sqlite3_free(msg);
+	return rc;
+}
+
+/* An integer from a query. */
+int64_t
+gwunit_int(struct gwunit *u, const char *sql)
+{
+	sqlite3_stmt	*st;
+	int64_t		 v = -1;
+
+	if (sqlite3_prepare_v2(u->db->db, sql, -1, &st, NULL) != SQLITE_OK) {
+		fprintf(stderr, "gwunit: %s: %s\n", sql,
+		    sqlite3_errmsg(u->db->db));
+		return -1;
+	}
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}

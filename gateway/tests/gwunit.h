@@ -1,0 +1,35 @@
+/*
+ * gwunit: small helpers shared by the gateway's unit suites (test_config,
+ * test_catalog, test_msgid, test_history, test_reply): a temporary
+ * directory under $MOSGW_TMP, a database in it with a clock the test moves,
+ * and a configuration built from a string.
+ */
+#ifndef GWUNIT_H
+#define GWUNIT_H
+
+#include <stdint.h>
+
+#include "gateway/gateway.h"
+
+struct gwunit {
+	char			 dir[256];	/* mkdtemp directory */
+	char			 db_path[300];
+	struct gwdb		*db;
+	int64_t			 now_ms;	/* the database's clock */
+	struct gw_config	*cfg;
+};
+
+/* A fresh directory and database; NULL on failure (printed). */
+struct gwunit	*gwunit_new(void);
+/* Close the database and remove the directory and everything in it. */
+void		 gwunit_free(struct gwunit *);
+/* Parse a configuration text ("[gateway] ..."); errors printed. */
+struct gw_config *gwunit_config(const char *text);
+/* Record the NCSs of a configuration in the unit's database. */
+int		 gwunit_sync_ncs(struct gwunit *, const char *config_text);
+/* One SQL statement on the unit's database; returns the SQLite code. */
+int		 gwunit_exec(struct gwunit *, const char *sql);
+/* The first column of the first row of a query as an integer (-1 if none). */
+int64_t		 gwunit_int(struct gwunit *, const char *sql);
+
+#endif /* GWUNIT_H */

@@ -1,0 +1,324 @@
+/*
+ * Configuration: defaults, every value type, cross-checks, and errors that
+ * name FILE:LINE (all of them, not only the first).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gateway/gateway.h"
+#include "gateway/tests/gwunit.h"
+
+#define MINIMAL \
+	"[gateway]\n" \
+	"mos_id = mosgw.test\n" \
+	"[ncs.enps]\n" \
+	"ncs_id = ENPS1\n" \
+	"host = 127.0.0.1\n"
+
+/* Parse text that must fail; returns the error text (caller frees). */
+static char *
+must_fail(const char *text)
+{
+	struct gw_config	*cfg;
+	char			*errs = NULL;
+
+	cfg = config_load_string("t.ini", text, &errs);
+	assert_null(cfg);
+	assert_non_null(errs);
+	return errs;
+}
+
+/* How many lines an error text has. */
+static int
+count_lines(const char *s)
+{
+	int	n = 0;
+
+	for (; *s != '\0'; s++)
+		n += *s == '\n';
+	return n;
+}
+
+/* Every default is applied and documented values hold. */
+static void
+test_defaults(void **state)
+{
+	struct gw_config	*cfg;
+	const struct ncs_conf	*n;
+
+	(void)state;
+	cfg = gwunit_config(MINIMAL);
+	assert_non_null(cfg);
+	assert_string_equal(cfg->mos_id, "mosgw.test");
+	assert_string_equal(cfg->listen, "127.0.0.1");
+	assert_int_equal(cfg->lower_port, 10540);
+	assert_int_equal(cfg->upper_port, 10541);
+	assert_int_equal(cfg->query_port, 10542);
+	assert_string_equal(cfg->sw_rev, MOSGW_VERSION);
+	assert_int_equal(cfg->max_frame, 16777216);
+	assert_int_equal(cfg->pre_handshake_frame, 65536);
+	assert_int_equal(cfg->frame_deadline_ms, 30000);
+	assert_int_equal(cfg->idle_timeout_ms, 0);
+	assert_int_equal(cfg->max_conn_per_port, 8);
+	assert_int_equal(cfg->max_conn, 64);
+	assert_int_equal(cfg->output_high_watermark, 1048576);
+	assert_int_equal(cfg->pause_ms, 0);
+	assert_string_equal(cfg->db_path, "var/mosgw.db");
+	assert_int_equal(cfg->sync_normal, 0);
+	assert_true(cfg->history);
+	assert_int_equal(cfg->history_retention_ms, 604800000LL);
+	assert_int_equal(cfg->done_retention_ms, 86400000LL);
+	assert_int_equal(cfg->log_level, LL_INFO);
+	assert_string_equal(cfg->log_target, "stderr");
+	assert_int_equal(cfg->nncs, 1);
+	n = config_find_ncs(cfg, "enps");
+	assert_non_null(n);
+	assert_string_equal(n->ncs_id, "ENPS1");
+	assert_int_equal(n->lower_port, 10540);
+	assert_int_equal(n->query_port, 0);
+	assert_string_equal(n->buddy_host, "");
+	assert_int_equal(n->encoding, MOS_ENC_UTF16BE);
+	assert_int_equal(n->mode, MOS_LENIENT);
+	assert_int_equal(n->heartbeat_ms, 10000);
+	assert_int_equal(n->ack_timeout_ms, 5000);
+	assert_int_equal(n->retries, 2);
+	assert_int_equal(n->reconnect_min_ms, 1000);
+	assert_int_equal(n->reconnect_max_ms, 30000);
+	assert_int_equal(n->breaker_threshold, 5);
+	assert_false(n->hot_standby);
+	assert_true(n->publish);
+	assert_int_equal(n->max_attempts, 10);
+	assert_null(config_find_ncs(cfg, "other"));
+	config_free(cfg);
+}
+
+/* Fractional seconds, size suffixes, booleans, enums, comments, indentation. */
+static void
+test_values(void **state)
+{
+	struct gw_config	*cfg;
+	const struct ncs_conf	*n;
+
+	(void)state;
+	cfg = gwunit_config(
+	    "; a comment\n# another\n[gateway]\n"
+	    "  mos_id = gw.one   ; inline comment\nmax_frame = 2m\n"
+	    "pre_handshake_frame = 64k\nframe_deadline = 0.25\n"
+	    "idle_timeout = 0.0001\nmos_req_all_pause_unit = ms\nlisten = ::1\n"
+	    "query_port = 0\n[database]\nsynchronous = normal\nhistory = off\n"
+	    "[log]\nlevel = debug\n[ncs.a]\nncs_id = A\nhost = 10.0.0.1\n"
+	    "buddy_host = 10.0.0.2\nhot_standby = yes\npublish = 0\n"
+	    "encoding = utf8\nmode = strict\nheartbeat_interval = 0.2\n"
+	    "[ncs.b]\nncs_id = B\nhost = nrcs.example\n"
+	    "heartbeat_interval = 0\n");
+	assert_non_null(cfg);
+	assert_string_equal(cfg->mos_id, "gw.one");
+	assert_int_equal(cfg->max_frame, 2 << 20);
+	assert_int_equal(cfg->pre_handshake_frame, 65536);
+	assert_int_equal(cfg->frame_deadline_ms, 250);
+	assert_int_equal(cfg->idle_timeout_ms, 1);	/* rounded up,
+	    never 0 */
+	assert_int_equal(cfg->pause_ms, 1);
+	assert_string_equal(cfg->listen, "::1");
+	assert_int_equal(cfg->query_port, 0);
+	assert_int_equal(cfg->sync_normal, 1);
+	assert_false(cfg->history);
+	assert_int_equal(cfg->log_level, LL_DEBUG);
+	assert_int_equal(cfg->nncs, 2);
+	n = config_find_ncs(cfg, "a");
+	assert_true(n->hot_standby);
+	assert_false(n->publish);
+	assert_int_equal(n->encoding, MOS_ENC_UTF8);
+	assert_int_equal(n->mode, MOS_STRICT);
+	assert_int_equal(n->heartbeat_ms, 200);
+	n = config_find_ncs(cfg, "b");
+	assert_string_equal(n->host, "nrcs.example");
+	assert_int_equal(n->heartbeat_ms, 0);
+	config_free(cfg);
+}
+
+/* Each bad value is reported with its own line, all in one pass. */
+static void
+test_errors_with_lines(void **state)
+{
+	char	*errs;
+
+	(void)state;
+	errs = must_fail(
+	    "[gateway]\n"			/* 1 */
+	    "mos_id = gw\n"			/* 2 */
+	    "lower_port = 70000\n"		/* 3 */
+	    "frame_deadline = soon\n"		/* 4 */
+	    "max_frame = 12q\n"			/* 5 */
+	    "listen = localhost\n"		/* 6 */
+	    "colour = blue\n"			/* 7 */
+	    "[ncs.x]\n"				/* 8 */
+	    "ncs_id = X\n"			/* 9 */
+	    "host = h\n"			/* 10 */
+	    "encoding = ucs2\n"			/* 11 */
+	    "publish = maybe\n"			/* 12 */
+	    "retries = -1\n"			/* 13 */
+	    "just some words\n"			/* 14 */
+	    "[elsewhere]\n"			/* 15 */
+	    "a = b\n");				/* 16 */
+	assert_non_null(strstr(errs, "t.ini:3: lower_port = '70000': not a "
+	    "port"));
+	assert_non_null(strstr(errs, "t.ini:4: frame_deadline = 'soon'"));
+	assert_non_null(strstr(errs, "t.ini:5: max_frame = '12q'"));
+	assert_non_null(strstr(errs, "t.ini:6: listen = 'localhost': not a "
+	    "numeric"));
+	assert_non_null(strstr(errs, "t.ini:7: unknown key 'colour' in "
+	    "[gateway]"));
+	assert_non_null(strstr(errs, "t.ini:11: encoding = 'ucs2': must be one "
+	    "of: utf16be | utf8"));
+	assert_non_null(strstr(errs, "t.ini:12: publish = 'maybe'"));
+	assert_non_null(strstr(errs, "t.ini:13: retries = '-1'"));
+	assert_non_null(strstr(errs, "t.ini:14: expected 'key = value'"));
+	assert_non_null(strstr(errs, "t.ini:15: unknown section [elsewhere]"));
+	assert_null(strstr(errs, "t.ini:16:"));	/* reported once,
+	    at the header */
+	assert_int_equal(count_lines(errs), 10);
+	free(errs);
+}
+
+/* Required keys, duplicates, cross-checks. */
+static void
+test_missing_and_cross_checks(void **state)
+{
+	char	*errs;
+
+	(void)state;
+	errs = must_fail(
+	    "[gateway]\n"			/* 1 */
+	    "lower_port = 10540\n"		/* 2 */
+	    "upper_port = 10540\n"		/* 3 */
+	    "[ncs.a]\n"				/* 4 */
+	    "ncs_id = SAME\n"			/* 5 */
+	    "reconnect_min = 10\n"		/* 6 */
+	    "reconnect_max = 5\n"		/* 7 */
+	    "ncs_id = AGAIN\n"			/* 8 */
+	    "[ncs.b]\n"				/* 9 */
+	    "ncs_id = SAME\n"			/* 10 */
+	    "host = h\n"			/* 11 */
+	    "hot_standby = true\n");		/* 12 */
+	assert_non_null(strstr(errs, "t.ini:1: [gateway]: mos_id is required"));
+	assert_non_null(strstr(errs, "t.ini:3: [gateway]: lower_port, "
+	    "upper_port and query_port must differ"));
+	assert_non_null(strstr(errs, "t.ini:4: [ncs.a]: host is required"));
+	assert_non_null(strstr(errs, "t.ini:7: [ncs.a]: reconnect_max is less "
+	    "than reconnect_min"));
+	assert_non_null(strstr(errs, "t.ini:8: duplicate key 'ncs_id' (first "
+	    "set on line 5)"));
+	assert_non_null(strstr(errs, "t.ini:10: [ncs.b]: ncs_id 'SAME' is "
+	    "already used by [ncs.a]"));
+	assert_non_null(strstr(errs, "t.ini:12: [ncs.b]: hot_standby needs "
+	    "buddy_host"));
+	free(errs);
+
+	errs = must_fail("[gateway]\nmos_id = gw\n");
+	assert_non_null(strstr(errs, "t.ini: no [ncs.NAME] section"));
+	free(errs);
+
+	errs = must_fail(MINIMAL "[ncs.bad name]\nncs_id = Y\n");
+	assert_non_null(strstr(errs, "t.ini:6: bad NCS name in [ncs.bad "
+	    "name]"));
+	free(errs);
+
+	errs = must_fail("mos_id = early\n" MINIMAL);
+	assert_non_null(strstr(errs, "t.ini:1: key 'mos_id' outside of any "
+	    "section"));
+	free(errs);
+}
+
+/* A line longer than inih takes is reported, not silently split. */
+static void
+test_long_line(void **state)
+{
+	char	text[1024], *errs;
+
+	(void)state;
+	snprintf(text, sizeof text, MINIMAL "[gateway]\nmodel = %0250d\n", 7);
+	errs = must_fail(text);
+	assert_non_null(strstr(errs, "t.ini:7: line too long"));
+	assert_int_equal(count_lines(errs), 1);
+	free(errs);
+}
+
+/* From a file: OK, and a missing file says so. */
+static void
+test_file(void **state)
+{
+	struct gwunit		*u = gwunit_new();
+	struct gw_config	*cfg;
+	char			 path[400], *errs = NULL;
+	FILE			*f;
+
+	(void)state;
+	assert_non_null(u);
+	snprintf(path, sizeof path, "%s/mosgw.ini", u->dir);
+	assert_non_null(f = fopen(path, "w"));
+	fputs(MINIMAL "bogus = 1\n", f);
+	fclose(f);
+	cfg = config_load(path, &errs);
+	assert_null(cfg);
+	assert_non_null(strstr(errs, ":6: unknown key 'bogus' in [ncs.enps]"));
+	assert_true(strncmp(errs, path, strlen(path)) == 0);
+	free(errs);
+	assert_non_null(f = fopen(path, "w"));
+	fputs(MINIMAL, f);
+	fclose(f);
+	cfg = config_load(path, &errs);
+	assert_non_null(cfg);
+	assert_string_equal(cfg->file, path);
+	config_free(cfg);
+	unlink(path);
+	assert_null(config_load(path, &errs));
+	assert_non_null(strstr(errs, "No such file"));
+	free(errs);
+	gwunit_free(u);
+}
+
+/* Copies compare equal; a changed key does not. */
+static void
+test_ncs_equal_dup(void **state)
+{
+	struct gw_config	*a, *b;
+	struct ncs_conf		*d;
+
+	(void)state;
+	a = gwunit_config(MINIMAL);
+	b = gwunit_config(MINIMAL "retries = 3\n");
+	assert_non_null(a);
+	assert_non_null(b);
+	d = config_ncs_dup(&a->ncs[0]);
+	assert_true(config_ncs_equal(d, &a->ncs[0]));
+	assert_false(config_ncs_equal(&a->ncs[0], &b->ncs[0]));
+	assert_ptr_not_equal(d->ncs_id, a->ncs[0].ncs_id);
+	config_ncs_free(d);
+	config_free(a);
+	config_free(b);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_values),
+		cmocka_unit_test(test_errors_with_lines),
+		cmocka_unit_test(test_missing_and_cross_checks),
+		cmocka_unit_test(test_long_line),
+		cmocka_unit_test(test_file),
+		cmocka_unit_test(test_ncs_equal_dup),
+	};
+
+	return cmocka_run_group_tests_name("gateway_config", tests, NULL, NULL);
+}

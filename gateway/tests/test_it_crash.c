@@ -1,0 +1,244 @@
+/*
+ * Integration: the gateway killed in the middle of publishing.
+ *
+ * 120 assets are queued, the NCS peer starts taking them (with a short delay
+ * per mosAck so that the publishing takes a while), and mosgw is killed with
+ * SIGKILL twice in the middle of it, with more changes made while it is down.
+ * After each restart on the same database every change must reach the NCS:
+ * every objID at its newest objRev (DELETED for deletions; a deletion of an
+ * object the NCS never received may be skipped), no job lost or failed, and
+ * no objID ever going back to an older revision at the NCS.
+ * The same with SIGTERM, which must also exit 0.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gateway/tests/gwproc.h"
+
+#define NASSETS		120
+#define WAIT_MS		10000
+#define DRAIN_MS	30000	/* a restart may wait for leases to expire */
+
+/* What the NCS must end up with for each asset. */
+struct expect {
+	char	id[16];
+	int	rev;
+	bool	deleted;
+};
+
+struct crash {
+	struct gwrig	*r;
+	struct expect	 ex[NASSETS];
+};
+
+/* A gateway with short leases and retries, and its NCS peer. */
+static int
+setup(void **state)
+{
+	struct gwproc_opts	 o;
+	struct crash		*c;
+
+	if ((c = calloc(1, sizeof *c)) == NULL)
+		return -1;
+	*state = c;
+	memset(&o, 0, sizeof o);
+	o.log_level = "info";
+	o.database_extra = "backoff_base = 0.1\nbackoff_max = 0.5\nlease = 2\n";
+	o.nncs = 1;
+	o.ncs[0].extra = "max_attempts = 20\n";
+	c->r = gwrig_new_opts(MOS_ENC_UTF16BE, &o);
+	return c->r == NULL ? -1 : 0;
+}
+
+/* Kill whatever still runs and remove the directory. */
+static int
+teardown(void **state)
+{
+	struct crash	*c = *state;
+
+	if (c != NULL)
+		gwrig_free(c->r);
+	free(c);
+	return 0;
+}
+
+/* Put asset i (a new revision) and remember it. */
+static void
+put(struct crash *c, int i, const char *slug)
+{
+	struct expect	*e = &c->ex[i];
+
+	snprintf(e->id, sizeof e->id, "K-%03d", i);
+	GWRIG_CHECK(c->r, gwproc_asset_put(c->r->gw, e->id, slug) == 0);
+	e->rev++;
+	e->deleted = false;
+}
+
+/* Delete asset i (its tombstone is one more revision). */
+static void
+del(struct crash *c, int i)
+{
+	struct expect	*e = &c->ex[i];
+
+	GWRIG_CHECK(c->r, gwproc_asset_delete(c->r->gw, e->id) == 0);
+	e->rev++;
+	e->deleted = true;
+}
+
+/* mosObj frames the NCS has taken so far (from its record). */
+static size_t
+objs_seen(struct crash *c)
+{
+	struct ncspeer_match	mt = { .type = "mosObj", .side = NCSPEER_ACCEPTED };
+
+	return ncspeer_count(c->r->ncs, &mt);
+}
+
+/* Wait until the NCS has seen n more mosObj than `from`. */
+static void
+wait_seen(struct crash *c, size_t from, size_t n)
+{
+	struct ncspeer_match	mt = { .type = "mosObj", .side = NCSPEER_ACCEPTED };
+
+	GWRIG_CHECK(c->r, ncspeer_wait_count(c->r->ncs, &mt, from + n,
+	    WAIT_MS) >= from + n);
+}
+
+/*
+ * Every asset reached the NCS at its newest revision, and no asset's
+ * revision ever went backwards in what the NCS received.
+ */
+static void
+check_delivered(struct crash *c)
+{
+	const struct ncspeer_frame	*f;
+	const struct mos_obj		*o;
+	uint32_t			 last[NASSETS];
+	const char			*status[NASSETS];
+	size_t				 i;
+	int				 k;
+
+	memset(last, 0, sizeof last);
+	memset(status, 0, sizeof status);
+	for (i = 0; (f = ncspeer_frame_at(c->r->ncs, i)) != NULL; i++) {
+		if (f->msg == NULL || f->msg->type != MOS_T_MOS_OBJ)
+			continue;
+		o = &f->msg->u.mos_obj;
+		GWRIG_CHECK(c->r, o->obj_id != NULL &&
+		    sscanf(o->obj_id, "K-%d", &k) == 1 && k >= 0 && k < NASSETS);
+		if (o->obj_rev < last[k])
+			fprintf(stderr, "%s: rev %u after rev %u\n", o->obj_id,
+			    o->obj_rev, last[k]);
+		GWRIG_CHECK(c->r, o->obj_rev >= last[k]);
+		last[k] = o->obj_rev;
+		status[k] = o->status;
+	}
+	for (k = 0; k < NASSETS; k++) {
+		/* A deletion of an object the NCS never had may be skipped. */
+		if (c->ex[k].deleted && last[k] == 0)
+			continue;
+		if ((int)last[k] != c->ex[k].rev)
+			fprintf(stderr, "%s: NCS has rev %u, newest is %d\n",
+			    c->ex[k].id, last[k], c->ex[k].rev);
+		GWRIG_CHECK(c->r, (int)last[k] == c->ex[k].rev);
+		GWRIG_CHECK(c->r, status[k] != NULL &&
+		    (strcmp(status[k], "DELETED") == 0) == c->ex[k].deleted);
+	}
+	GWRIG_CHECK(c->r, gwproc_job_count(c->r->gw, NULL, QUEUE_FAILED) == 0);
+}
+
+/* Queue NASSETS assets while the NCS is away, then let it take them slowly. */
+static void
+queue_all(struct crash *c)
+{
+	struct ncspeer_policy	pol;
+	int			i;
+
+	ncspeer_down(c->r->ncs, false);
+	for (i = 0; i < NASSETS; i++)
+		put(c, i, "Queued while the NCS was away");
+	memset(&pol, 0, sizeof pol);
+	pol.ack_delay_ms = 15;
+	ncspeer_set_policy(c->r->ncs, &pol);
+	GWRIG_CHECK(c->r, ncspeer_up(c->r->ncs) == 0);
+}
+
+/* Changes made while the gateway is down: updates and deletions. */
+static void
+change_while_down(struct crash *c, int first, int step)
+{
+	int	i;
+
+	for (i = first; i < NASSETS; i += step) {
+		/* A tombstone cannot be deleted again: bring it back instead. */
+		if (i % 3 == 0 && !c->ex[i].deleted)
+			del(c, i);
+		else
+			put(c, i, "Changed while the gateway was down");
+	}
+}
+
+/* SIGKILL twice mid-publish; after restarts nothing is lost. */
+static void
+test_sigkill_mid_publish(void **state)
+{
+	struct crash	*c = *state;
+	size_t		 seen;
+
+	queue_all(c);
+	wait_seen(c, 0, 30);
+	gwproc_kill(c->r->gw);
+	seen = objs_seen(c);
+	GWRIG_CHECK(c->r, seen < NASSETS);
+	change_while_down(c, 1, 7);
+	GWRIG_CHECK(c->r, gwproc_start(c->r->gw) == 0);
+
+	wait_seen(c, seen, 30);
+	gwproc_kill(c->r->gw);
+	change_while_down(c, 2, 11);
+	GWRIG_CHECK(c->r, gwproc_start(c->r->gw) == 0);
+
+	GWRIG_CHECK(c->r, gwproc_wait_idle(c->r->gw, c->r->lane, DRAIN_MS) == 0);
+	check_delivered(c);
+	GWRIG_CHECK(c->r, gwproc_stop(c->r->gw) == 0);
+}
+
+/* SIGTERM mid-publish: exit 0, and a restart delivers the rest. */
+static void
+test_sigterm_mid_publish(void **state)
+{
+	struct crash	*c = *state;
+
+	queue_all(c);
+	wait_seen(c, 0, 20);
+	GWRIG_CHECK(c->r, gwproc_stop(c->r->gw) == 0);
+	GWRIG_CHECK(c->r, gwproc_log_count(c->r->gw, 0, "event=shutdown",
+	    (char *)NULL) >= 1);
+	change_while_down(c, 0, 13);
+	GWRIG_CHECK(c->r, gwproc_start(c->r->gw) == 0);
+	GWRIG_CHECK(c->r, gwproc_wait_idle(c->r->gw, c->r->lane, DRAIN_MS) == 0);
+	check_delivered(c);
+	GWRIG_CHECK(c->r, gwproc_stop(c->r->gw) == 0);
+}
+
+/* The it_crash suite. */
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_sigkill_mid_publish, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_sigterm_mid_publish, setup,
+		    teardown),
+	};
+
+	return cmocka_run_group_tests_name("it_crash", tests, NULL, NULL);
+}

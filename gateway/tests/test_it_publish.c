@@ -1,0 +1,595 @@
+/*
+ * Integration: the publisher and Profile 1 against a scripted NCS.
+ *
+ * An asset change made with mosctl becomes a mosObj on the gateway's lower
+ * link and its job finishes only on the matching mosAck; a NACK retries and
+ * ends FAILED with the NACK text in the job's history; an ack timeout resends
+ * with the same messageID; an ack with the wrong messageID does not count;
+ * an NCS restart loses nothing queued meanwhile; mosReqObj and mosReqAll are
+ * answered; the history can be exported as a capture.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gateway/tests/gwproc.h"
+
+#define WAIT_MS		5000
+#define RETRY_MS	15000	/* NACK retries wait out the queue's backoff */
+
+/* Database settings that keep retries and leases short. */
+#define FAST_DB		"backoff_base = 0.2\nbackoff_max = 1\nlease = 5\n"
+
+/* A gateway with fast retries and one NCS peer; the extra NCS lines given. */
+static struct gwrig *
+rig(enum mos_enc enc, const char *ncs_extra)
+{
+	struct gwproc_opts	o;
+
+	memset(&o, 0, sizeof o);
+	o.database_extra = FAST_DB;
+	o.ncs[0].extra = ncs_extra;
+	o.nncs = 1;
+	return gwrig_new_opts(enc, &o);
+}
+
+/* The default rig (UTF-16BE, ack_timeout 1 s, 3 attempts). */
+static int
+setup(void **state)
+{
+	*state = rig(MOS_ENC_UTF16BE, NULL);
+	return *state == NULL ? -1 : 0;
+}
+
+/* A 0.3 s ack timeout and two resends. */
+static int
+setup_short_ack(void **state)
+{
+	*state = rig(MOS_ENC_UTF16BE, "ack_timeout = 0.3\nretries = 2\n");
+	return *state == NULL ? -1 : 0;
+}
+
+/* A strict NCS section with a short ack timeout. */
+static int
+setup_strict(void **state)
+{
+	*state = rig(MOS_ENC_UTF16BE, "mode = strict\nack_timeout = 0.3\n"
+	    "retries = 2\n");
+	return *state == NULL ? -1 : 0;
+}
+
+/* An NCS that speaks UTF-8. */
+static int
+setup_utf8(void **state)
+{
+	*state = rig(MOS_ENC_UTF8, NULL);
+	return *state == NULL ? -1 : 0;
+}
+
+/* Stop the gateway (exit 0 expected) and the peer. */
+static int
+teardown(void **state)
+{
+	struct gwrig	*r = *state;
+	int		 st;
+
+	st = gwproc_stop(r->gw);
+	if (st != 0)
+		gwrig_dump(r, "SIGTERM exit status", __FILE__, __LINE__);
+	gwrig_free(r);
+	return st == 0 ? 0 : -1;
+}
+
+/* Wait for a mosObj for obj_id on the gateway's own lower link. */
+static const struct ncspeer_frame *
+wait_obj(struct gwrig *r, const char *obj_id, size_t from, int timeout_ms)
+{
+	struct ncspeer_match	mt = { .type = "mosObj", .port = NCSPEER_LOWER,
+				    .side = NCSPEER_ACCEPTED, .obj_id = obj_id };
+
+	mt.from = from;
+	return ncspeer_wait(r->ncs, &mt, timeout_ms);
+}
+
+/* Whether f is a mosObj with that status and objRev. */
+static bool
+obj_is(const struct ncspeer_frame *f, const char *status, uint32_t rev)
+{
+	const struct mos_obj	*o;
+
+	if (f == NULL || f->msg == NULL || f->msg->type != MOS_T_MOS_OBJ)
+		return false;
+	o = &f->msg->u.mos_obj;
+	return o->status != NULL && strcmp(o->status, status) == 0 &&
+	    o->has_obj_rev && o->obj_rev == rev;
+}
+
+/* The text of the newest event note of the only FAILED job of the lane. */
+static char *
+failed_note(struct gwrig *r)
+{
+	struct queue		*q;
+	struct queue_filter	 flt;
+	struct queue_job	*jobs = NULL;
+	struct queue_event	*ev = NULL;
+	size_t			 n = 0, ne = 0, i;
+	char			*note = NULL;
+
+	if ((q = gwproc_queue(r->gw)) == NULL)
+		return NULL;
+	memset(&flt, 0, sizeof flt);
+	flt.state = QUEUE_FAILED;
+	flt.lane = r->lane;
+	if (queue_list(q, &flt, &jobs, &n) == QUEUE_OK && n == 1 &&
+	    queue_history(q, jobs[0].id, &ev, &ne) == QUEUE_OK) {
+		for (i = 0; i < ne; i++) {
+			if (ev[i].to == QUEUE_FAILED && ev[i].note != NULL)
+				note = strdup(ev[i].note);
+		}
+	}
+	queue_events_free(ev, ne);
+	queue_jobs_free(jobs, n);
+	queue_close(q);
+	return note;
+}
+
+/* put -> mosObj NEW -> ACK -> DONE; then UPDATED and DELETED. */
+static void
+test_publish_ack_done(void **state)
+{
+	struct gwrig			*r = *state;
+	const struct ncspeer_frame	*f[3];
+	const struct mos_obj		*o;
+
+	GWRIG_CHECK(r, gwproc_asset_put(r->gw, "IT-A1", "First story") == 0);
+	f[0] = wait_obj(r, "IT-A1", 0, WAIT_MS);
+	GWRIG_CHECK(r, obj_is(f[0], "NEW", 1));
+	o = &f[0]->msg->u.mos_obj;
+	GWRIG_CHECK(r, o->obj_slug != NULL &&
+	    strcmp(o->obj_slug, "First story") == 0);
+	GWRIG_CHECK(r, strcmp(f[0]->msg->mos_id, "mosgw.test") == 0);
+	GWRIG_CHECK(r, strcmp(f[0]->msg->ncs_id, "NCSPEER") == 0);
+	GWRIG_CHECK(r, f[0]->has_message_id && f[0]->message_id >= 1);
+	GWRIG_CHECK(r, gwproc_wait_jobs(r->gw, r->lane, QUEUE_DONE, 1,
+	    WAIT_MS) == 1);
+	GWRIG_CHECK(r, gwproc_log_wait(r->gw, 0, WAIT_MS, "event=publish.acked",
+	    (char *)NULL) != -1);
+
+	GWRIG_CHECK(r, gwproc_asset_put(r->gw, "IT-A1", "First story, v2") == 0);
+	f[1] = wait_obj(r, "IT-A1", f[0]->seq + 1, WAIT_MS);
+	GWRIG_CHECK(r, obj_is(f[1], "UPDATED", 2));
+	GWRIG_CHECK(r, gwproc_wait_jobs(r->gw, r->lane, QUEUE_DONE, 2,
+	    WAIT_MS) == 2);
+
+	GWRIG_CHECK(r, gwproc_asset_delete(r->gw, "IT-A1") == 0);
+	f[2] = wait_obj(r, "IT-A1", f[1]->seq + 1, WAIT_MS);
+	GWRIG_CHECK(r, obj_is(f[2], "DELETED", 3));
+	GWRIG_CHECK(r, gwproc_wait_jobs(r->gw, r->lane, QUEUE_DONE, 3,
+	    WAIT_MS) == 3);
+	/* Our messageIDs increase. */
+	GWRIG_CHECK(r, f[1]->message_id > f[0]->message_id &&
+	    f[2]->message_id > f[1]->message_id);
+	GWRIG_CHECK(r, gwproc_job_count(r->gw, NULL, QUEUE_FAILED) == 0);
+}
+
+/* NACK -> retried with backoff -> FAILED, the NACK text kept. */
+static void
+test_nack_retry_failed(void **state)
+{
+	struct gwrig		*r = *state;
+	struct ncspeer_policy	 pol;
+	struct ncspeer_match	 mt = { .type = "mosObj", .obj_id = "IT-N1",
+				    .side = NCSPEER_ACCEPTED };
+	char			*note;
+
+	memset(&pol, 0, sizeof pol);
+	pol.obj = NCSPEER_OBJ_NACK;
+	pol.nack_text = "Object IT-N1 refused by the rundown";
+	ncspeer_set_policy(r->ncs, &pol);
+	GWRIG_CHECK(r, gwproc_asset_put(r->gw, "IT-N1", "Refused") == 0);
+	/* max_attempts = 3 in the rig's NCS section. */
+	GWRIG_CHECK(r, ncspeer_wait_count(r->ncs, &mt, 3, RETRY_MS) == 3);
+	GWRIG_CHECK(r, gwproc_wait_jobs(r->gw, r->lane, QUEUE_FAILED, 1,
+	    WAIT_MS) == 1);
+	GWRIG_CHECK(r, gwproc_job_count(r->gw, r->lane, QUEUE_DONE) == 0);
+	note = failed_note(r);
+	GWRIG_CHECK(r, note != NULL &&
+	    strstr(note, "refused by the rundown") != NULL);
+	free(note);
+	GWRIG_CHECK(r, gwproc_log_wait(r->gw, 0, WAIT_MS, "event=publish.failed",
+	    (char *)NULL) != -1);
+	/* No fourth attempt. */
+	GWRIG_CHECK(r, ncspeer_count(r->ncs, &mt) == 3);
+	/* The link is fine: the next asset goes through. */
+	memset(&pol, 0, sizeof pol);
+	ncspeer_set_policy(r->ncs, &pol);
+	GWRIG_CHECK(r, gwproc_asset_put(r->gw, "IT-N2", "Accepted") == 0);
+	GWRIG_CHECK(r, gwproc_wait_jobs(r->gw, r->lane, QUEUE_DONE, 1,
+	    WAIT_MS) == 1);
+}
+
+/* No answer: the same mosObj again with the same messageID. */
+static void
+test_ack_timeout_resend(void **state)
+{
+	struct gwrig			*r = *state;
+	struct ncspeer_policy		 pol;
+	struct ncspeer_match		 mt = { .type = "mosObj", .obj_id = "IT-T1",
+					    .side = NCSPEER_ACCEPTED };
+	const struct ncspeer_frame	*first, *again;
+
+	memset(&pol, 0, sizeof pol);
+	pol.obj = NCSPEER_OBJ_IGNORE;
+	ncspeer_set_policy(r->ncs, &pol);
+	GWRIG_CHECK(r, gwproc_asset_put(r->gw, "IT-T1", "Slow NCS") == 0);
+	first = ncspeer_wait(r->ncs, &mt, WAIT_MS);
+	GWRIG_CHECK(r, first != NULL);
+	mt.from = first->seq + 1;
+	again = ncspeer_wait(r->ncs, &mt, WAIT_MS);
+	GWRIG_CHECK(r, again != NULL);
+	GWRIG_CHECK(r, again->message_id == first->message_id);
+	/* ack_timeout 0.3 s: not resent at once. */
+	GWRIG_CHECK(r, again->t_ms - first->t_ms >= 200);
+	GWRIG_CHECK(r, gwproc_log_wait(r->gw, 0, WAIT_MS, "event=ack.timeout",
+	    (char *)NULL) != -1);
+	GWRIG_CHECK(r, gwproc_job_count(r->gw, r->lane, QUEUE_DONE) == 0);
+	memset(&pol, 0, sizeof pol);
+	ncspeer_set_policy(r->ncs, &pol);
+	GWRIG_CHECK(r, gwproc_wait_jobs(r->gw, r->lane, QUEUE_DONE, 1,
+	    WAIT_MS) == 1);
+}
+
+/* An ACK with another messageID is not the answer. */
+static void
+test_wrong_message_id(void **state)
+{
+	struct gwrig			*r = *state;
+	struct ncspeer_policy		 pol;
+	struct ncspeer_match		 mt = { .type = "mosObj", .obj_id = "IT-W1",
+					    .side = NCSPEER_ACCEPTED };
+	const struct ncspeer_frame	*first, *again;
+
+	memset(&pol, 0, sizeof pol);
+	pol.obj = NCSPEER_OBJ_WRONG_ID;
+	ncspeer_set_policy(r->ncs, &pol);
+	GWRIG_CHECK(r, gwproc_asset_put(r->gw, "IT-W1", "Confused NCS") == 0);
+	first = ncspeer_wait(r->ncs, &mt, WAIT_MS);
+	GWRIG_CHECK(r, first != NULL);
+	mt.from = first->seq + 1;
+	again = ncspeer_wait(r->ncs, &mt, WAIT_MS);
+	GWRIG_CHECK(r, again != NULL && again->message_id == first->message_id);
+	GWRIG_CHECK(r, gwproc_job_count(r->gw, r->lane, QUEUE_DONE) == 0);
+	memset(&pol, 0, sizeof pol);
+	ncspeer_set_policy(r->ncs, &pol);
+	GWRIG_CHECK(r, gwproc_wait_jobs(r->gw, r->lane, QUEUE_DONE, 1,
+	    WAIT_MS) == 1);
+}
+
+/* Lenient: an ACK without messageID, or with an empty mosID, still counts. */
+static void
+test_ack_quirks_lenient(void **state)
+{
+	struct gwrig		*r = *state;
+	struct ncspeer_policy	 pol;
+	struct ncspeer_match	 mt = { .type = "mosObj",
+				    .side = NCSPEER_ACCEPTED };
+
+	memset(&pol, 0, sizeof pol);
+	pol.ack_no_message_id = true;
+	ncspeer_set_policy(r->ncs, &pol);
+	GWRIG_CHECK(r, gwproc_asset_put(r->gw, "IT-Q1", "iNEWS-style ack") == 0);
+	GWRIG_CHECK(r, gwproc_wait_jobs(r->gw, r->lane, QUEUE_DONE, 1,
+	    WAIT_MS) == 1);
+	pol.ack_no_message_id = false;
+	pol.ack_empty_mos_id = true;
+	ncspeer_set_policy(r->ncs, &pol);
+	GWRIG_CHECK(r, gwproc_asset_put(r->gw, "IT-Q2", "ENPS-style ack") == 0);
+	GWRIG_CHECK(r, gwproc_wait_jobs(r->gw, r->lane, QUEUE_DONE, 2,
+	    WAIT_MS) == 2);
+	/* Each taken at the first send: no resend was needed. */
+	GWRIG_CHECK(r, ncspeer_count(r->ncs, &mt) == 2);
+}
+
+/* Strict: an ACK without messageID is not an answer; the send is retried. */
+static void
+test_ack_no_id_strict(void **state)
+{
+	struct gwrig			*r = *state;
+	struct ncspeer_policy		 pol;
+	struct ncspeer_match		 mt = { .type = "mosObj", .obj_id = "IT-S1",
+					    .side = NCSPEER_ACCEPTED };
+	const struct ncspeer_frame	*first, *again;
+
+	memset(&pol, 0, sizeof pol);
+	pol.ack_no_message_id = true;
+	ncspeer_set_policy(r->ncs, &pol);
+	GWRIG_CHECK(r, gwproc_asset_put(r->gw, "IT-S1", "Strict link") == 0);
+	first = ncspeer_wait(r->ncs, &mt, WAIT_MS);
+	GWRIG_CHECK(r, first != NULL);
+	mt.from = first->seq + 1;
+	again = ncspeer_wait(r->ncs, &mt, WAIT_MS);
+	GWRIG_CHECK(r, again != NULL && again->message_id == first->message_id);
+	GWRIG_CHECK(r, gwproc_job_count(r->gw, r->lane, QUEUE_DONE) == 0);
+	memset(&pol, 0, sizeof pol);
+	ncspeer_set_policy(r->ncs, &pol);
+	GWRIG_CHECK(r, gwproc_wait_jobs(r->gw, r->lane, QUEUE_DONE, 1,
+	    WAIT_MS) == 1);
+}
+
+/* An ACK that comes late but within ack_timeout: one send, DONE. */
+static void
+test_delayed_ack(void **state)
+{
+	struct gwrig		*r = *state;
+	struct ncspeer_policy	 pol;
+	struct ncspeer_match	 mt = { .type = "mosObj", .obj_id = "IT-D1",
+				    .side = NCSPEER_ACCEPTED };
+
+	memset(&pol, 0, sizeof pol);
+	pol.ack_delay_ms = 400;		/* ack_timeout is 1 s in the rig */
+	ncspeer_set_policy(r->ncs, &pol);
+	GWRIG_CHECK(r, gwproc_asset_put(r->gw, "IT-D1", "Thinking NCS") == 0);
+	GWRIG_CHECK(r, gwproc_wait_jobs(r->gw, r->lane, QUEUE_DONE, 1,
+	    WAIT_MS) == 1);
+	GWRIG_CHECK(r, ncspeer_count(r->ncs, &mt) == 1);
+}
+
+/* The NCS goes away; changes made meanwhile wait and all arrive after. */
+static void
+test_ncs_restart(void **state)
+{
+	struct gwrig	*r = *state;
+	char		 id[32];
+	size_t		 mark;
+	int		 i;
+
+	GWRIG_CHECK(r, gwproc_asset_put(r->gw, "IT-R0", "Before") == 0);
+	GWRIG_CHECK(r, gwproc_wait_jobs(r->gw, r->lane, QUEUE_DONE, 1,
+	    WAIT_MS) == 1);
+	ncspeer_down(r->ncs, false);
+	GWRIG_CHECK(r, gwproc_log_wait(r->gw, 0, WAIT_MS, "event=link.down",
+	    (char *)NULL) != -1);
+	for (i = 1; i <= 5; i++) {
+		snprintf(id, sizeof id, "IT-R%d", i);
+		GWRIG_CHECK(r, gwproc_asset_put(r->gw, id, "While down") == 0);
+	}
+	/* Nothing is dropped or failed while the NCS is away. */
+	GWRIG_CHECK(r, gwproc_wait_jobs(r->gw, r->lane, QUEUE_DONE, 2, 1000) == 1);
+	GWRIG_CHECK(r, gwproc_job_count(r->gw, r->lane, QUEUE_FAILED) == 0);
+	mark = ncspeer_nframes(r->ncs);
+	GWRIG_CHECK(r, ncspeer_up(r->ncs) == 0);
+	GWRIG_CHECK(r, ncspeer_wait_open(r->ncs, NCSPEER_LOWER, NCSPEER_ACCEPTED,
+	    1, WAIT_MS) == 0);
+	for (i = 1; i <= 5; i++) {
+		snprintf(id, sizeof id, "IT-R%d", i);
+		GWRIG_CHECK(r, obj_is(wait_obj(r, id, mark, WAIT_MS), "NEW", 1));
+	}
+	GWRIG_CHECK(r, gwproc_wait_jobs(r->gw, r->lane, QUEUE_DONE, 6,
+	    WAIT_MS) == 6);
+}
+
+/* Edits while the NCS is busy collapse; never a stale objRev after a newer. */
+static void
+test_coalesce_newest(void **state)
+{
+	struct gwrig			*r = *state;
+	struct ncspeer_policy		 pol;
+	struct ncspeer_match		 mt = { .type = "mosObj", .obj_id = "IT-C1",
+					    .side = NCSPEER_ACCEPTED };
+	const struct ncspeer_frame	*f;
+	uint32_t			 last = 0;
+	size_t				 i;
+	char				 slug[32];
+	int				 k;
+
+	memset(&pol, 0, sizeof pol);
+	pol.ack_delay_ms = 600;
+	ncspeer_set_policy(r->ncs, &pol);
+	GWRIG_CHECK(r, gwproc_asset_put(r->gw, "IT-C1", "Edit 1") == 0);
+	GWRIG_CHECK(r, ncspeer_wait(r->ncs, &mt, WAIT_MS) != NULL);
+	for (k = 2; k <= 5; k++) {
+		snprintf(slug, sizeof slug, "Edit %d", k);
+		GWRIG_CHECK(r, gwproc_asset_put(r->gw, "IT-C1", slug) == 0);
+	}
+	memset(&pol, 0, sizeof pol);
+	ncspeer_set_policy(r->ncs, &pol);
+	/* The newest revision arrives ... */
+	for (i = 0; ; i = f->seq + 1) {
+		mt.from = i;
+		f = ncspeer_wait(r->ncs, &mt, WAIT_MS);
+		GWRIG_CHECK(r, f != NULL && f->msg != NULL);
+		/* ... and revisions never go backwards (resends may repeat). */
+		GWRIG_CHECK(r, f->msg->u.mos_obj.obj_rev >= last);
+		last = f->msg->u.mos_obj.obj_rev;
+		if (last == 5)
+			break;
+	}
+	GWRIG_CHECK(r, strcmp(f->msg->u.mos_obj.obj_slug, "Edit 5") == 0);
+	/* Five edits, fewer deliveries: the queued ones were coalesced. */
+	mt.from = 0;
+	GWRIG_CHECK(r, ncspeer_count(r->ncs, &mt) < 5);
+	GWRIG_CHECK(r, gwproc_wait_idle(r->gw, r->lane, WAIT_MS) == 0);
+	GWRIG_CHECK(r, gwproc_job_count(r->gw, r->lane, QUEUE_FAILED) == 0);
+}
+
+/* mosReqObj: the object, or a NACK naming the unknown objID. */
+static void
+test_req_obj(void **state)
+{
+	struct gwrig			*r = *state;
+	const struct ncspeer_frame	*f;
+	struct mos_msg			*m;
+	int				 c;
+
+	GWRIG_CHECK(r, gwproc_asset_put(r->gw, "IT-Q1", "Asked for") == 0);
+	c = gwrig_dial(r, NCSPEER_LOWER);
+	GWRIG_CHECK(r, c > 0);
+	m = ncspeer_msg(r->ncs, MOS_T_MOS_REQ_OBJ);
+	m->u.mos_req_obj.obj_id = "IT-Q1";
+	f = ncspeer_request(r->ncs, c, m, WAIT_MS);
+	GWRIG_CHECK(r, f != NULL && f->msg != NULL &&
+	    f->msg->type == MOS_T_MOS_OBJ);
+	GWRIG_CHECK(r, strcmp(f->msg->u.mos_obj.obj_id, "IT-Q1") == 0);
+	GWRIG_CHECK(r, strcmp(f->msg->u.mos_obj.obj_slug, "Asked for") == 0);
+
+	m = ncspeer_msg(r->ncs, MOS_T_MOS_REQ_OBJ);
+	m->u.mos_req_obj.obj_id = "IT-NOPE";
+	f = ncspeer_request(r->ncs, c, m, WAIT_MS);
+	GWRIG_CHECK(r, f != NULL && f->msg != NULL &&
+	    f->msg->type == MOS_T_MOS_ACK);
+	GWRIG_CHECK(r, strcmp(f->msg->u.mos_ack.status, "NACK") == 0);
+	GWRIG_CHECK(r, f->msg->u.mos_ack.status_description != NULL &&
+	    strstr(f->msg->u.mos_ack.status_description, "IT-NOPE") != NULL);
+}
+
+/* Send mosReqAll with a pause; expect the mosAck ACK on our connection. */
+static void
+req_all(struct gwrig *r, uint32_t pause)
+{
+	const struct ncspeer_frame	*f;
+	struct mos_msg			*m;
+	int				 c;
+
+	c = gwrig_dial(r, NCSPEER_LOWER);
+	GWRIG_CHECK(r, c > 0);
+	m = ncspeer_msg(r->ncs, MOS_T_MOS_REQ_ALL);
+	m->u.mos_req_all.pause = pause;
+	m->u.mos_req_all.has_pause = true;
+	f = ncspeer_request(r->ncs, c, m, WAIT_MS);
+	GWRIG_CHECK(r, f != NULL && f->msg != NULL &&
+	    f->msg->type == MOS_T_MOS_ACK);
+	GWRIG_CHECK(r, strcmp(f->msg->u.mos_ack.status, "ACK") == 0);
+}
+
+/* mosReqAll pause 0: ACK, then one mosListAll on the gateway's lower link. */
+static void
+test_req_all_list(void **state)
+{
+	struct gwrig			*r = *state;
+	struct ncspeer_match		 mt = { .type = "mosListAll",
+					    .side = NCSPEER_ACCEPTED,
+					    .port = NCSPEER_LOWER };
+	const struct ncspeer_frame	*f;
+	const struct mos_list_all	*la;
+	size_t				 i;
+	int				 seen = 0;
+
+	GWRIG_CHECK(r, gwproc_asset_put(r->gw, "IT-L1", "One") == 0);
+	GWRIG_CHECK(r, gwproc_asset_put(r->gw, "IT-L2", "Two") == 0);
+	GWRIG_CHECK(r, gwproc_wait_jobs(r->gw, r->lane, QUEUE_DONE, 2,
+	    WAIT_MS) == 2);
+	req_all(r, 0);
+	f = ncspeer_wait(r->ncs, &mt, WAIT_MS);
+	GWRIG_CHECK(r, f != NULL && f->msg != NULL);
+	la = &f->msg->u.mos_list_all;
+	for (i = 0; i < la->mos_obj.n; i++) {
+		if (strcmp(la->mos_obj.v[i].obj_id, "IT-L1") == 0 ||
+		    strcmp(la->mos_obj.v[i].obj_id, "IT-L2") == 0)
+			seen++;
+	}
+	GWRIG_CHECK(r, seen == 2);
+}
+
+/* mosReqAll pause 1: ACK, then one mosObj per second. */
+static void
+test_req_all_paced(void **state)
+{
+	struct gwrig			*r = *state;
+	const struct ncspeer_frame	*a, *b;
+	size_t				 mark;
+
+	GWRIG_CHECK(r, gwproc_asset_put(r->gw, "IT-P1", "One") == 0);
+	GWRIG_CHECK(r, gwproc_asset_put(r->gw, "IT-P2", "Two") == 0);
+	GWRIG_CHECK(r, gwproc_wait_jobs(r->gw, r->lane, QUEUE_DONE, 2,
+	    WAIT_MS) == 2);
+	mark = ncspeer_nframes(r->ncs);
+	req_all(r, 1);
+	a = wait_obj(r, "IT-P1", mark, WAIT_MS);
+	b = wait_obj(r, "IT-P2", mark, WAIT_MS);
+	GWRIG_CHECK(r, a != NULL && b != NULL);
+	GWRIG_CHECK(r, llabs((long long)(b->t_ms - a->t_ms)) >= 700);
+}
+
+/* The same publish path for an NCS that speaks UTF-8. */
+static void
+test_utf8_publish(void **state)
+{
+	struct gwrig			*r = *state;
+	const struct ncspeer_frame	*f;
+
+	GWRIG_CHECK(r, gwproc_asset_put(r->gw, "IT-U1",
+	    "Caf\xc3\xa9 \xe2\x80\x94 \xf0\x9f\x8e\xac") == 0);
+	f = wait_obj(r, "IT-U1", 0, WAIT_MS);
+	GWRIG_CHECK(r, obj_is(f, "NEW", 1) && f->enc == MOS_ENC_UTF8);
+	GWRIG_CHECK(r, strcmp(f->msg->u.mos_obj.obj_slug,
+	    "Caf\xc3\xa9 \xe2\x80\x94 \xf0\x9f\x8e\xac") == 0);
+	GWRIG_CHECK(r, gwproc_wait_jobs(r->gw, r->lane, QUEUE_DONE, 1,
+	    WAIT_MS) == 1);
+}
+
+/* What went over the wire is in the history and exports as a capture. */
+static void
+test_history_capture(void **state)
+{
+	struct gwrig	*r = *state;
+	char		*out = NULL;
+	int		 st;
+
+	GWRIG_CHECK(r, gwproc_asset_put(r->gw, "IT-H1", "Remembered") == 0);
+	GWRIG_CHECK(r, gwproc_wait_jobs(r->gw, r->lane, QUEUE_DONE, 1,
+	    WAIT_MS) == 1);
+	/* History writes are batched: stop the gateway so that all is flushed. */
+	GWRIG_CHECK(r, gwproc_stop(r->gw) == 0);
+	st = gwproc_mosctl(r->gw, &out, "history", "export", (char *)NULL);
+	GWRIG_CHECK(r, st == 0 && out != NULL);
+	GWRIG_CHECK(r, strstr(out, "\"dir\":\"out\"") != NULL);
+	GWRIG_CHECK(r, strstr(out, "\"dir\":\"in\"") != NULL);
+	GWRIG_CHECK(r, strstr(out, "IT-H1") != NULL);
+	GWRIG_CHECK(r, strstr(out, "mosObj") != NULL);
+	GWRIG_CHECK(r, strstr(out, "mosAck") != NULL);
+	free(out);
+	GWRIG_CHECK(r, gwproc_start(r->gw) == 0);
+}
+
+/* The it_publish suite. */
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_publish_ack_done, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_nack_retry_failed, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_ack_timeout_resend,
+		    setup_short_ack, teardown),
+		cmocka_unit_test_setup_teardown(test_wrong_message_id,
+		    setup_short_ack, teardown),
+		cmocka_unit_test_setup_teardown(test_ack_quirks_lenient, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_ack_no_id_strict,
+		    setup_strict, teardown),
+		cmocka_unit_test_setup_teardown(test_delayed_ack, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_ncs_restart, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_coalesce_newest, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_req_obj, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_req_all_list, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_req_all_paced, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_utf8_publish, setup_utf8,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_history_capture, setup,
+		    teardown),
+	};
+
+	return cmocka_run_group_tests_name("it_publish", tests, NULL, NULL);
+}

@@ -1,0 +1,160 @@
+/*
+ * messageIDs: increasing from 1, per NCS and port, wrapping to 1 after
+ * 2^31-1, and never reused after a restart (reserved blocks).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "gateway/gateway.h"
+#include "gateway/tests/gwunit.h"
+
+static int
+setup(void **state)
+{
+	return (*state = gwunit_new()) == NULL ? -1 : 0;
+}
+
+static int
+teardown(void **state)
+{
+	gwunit_free(*state);
+	return 0;
+}
+
+/* The arithmetic of the wrap. */
+static void
+test_advance(void **state)
+{
+	(void)state;
+	assert_int_equal(msgid_advance(1, 1), 2);
+	assert_int_equal(msgid_advance(MSGID_MAX - 1, 1), MSGID_MAX);
+	assert_int_equal(msgid_advance(MSGID_MAX, 1), 1);
+	assert_int_equal(msgid_advance(MSGID_MAX - 1, 3), 2);
+	assert_int_equal(msgid_advance(0, 1), 1);	/* nothing stored yet */
+	assert_int_equal(msgid_advance(5, 999), 1004);
+}
+
+/* From 1, increasing, one block stored per `block` ids. */
+static void
+test_sequence_and_blocks(void **state)
+{
+	struct gwunit	*u = *state;
+	struct msgid	*m;
+	int32_t		 i;
+
+	m = msgid_new(u->db, "enps", GW_PORT_LOWER, 10);
+	for (i = 1; i <= 25; i++)
+		assert_int_equal(msgid_next(m), i);
+	assert_int_equal(gwunit_int(u, "SELECT reserved_upto FROM msgid WHERE "
+	    "ncs = 'enps' AND port = 'lower'"), 30);
+	msgid_free(m);
+}
+
+/* A restart continues after the reserved block: no id is ever reused. */
+static void
+test_restart_skips_block(void **state)
+{
+	struct gwunit	*u = *state;
+	struct msgid	*m;
+
+	m = msgid_new(u->db, "enps", GW_PORT_LOWER, 10);
+	assert_int_equal(msgid_next(m), 1);
+	assert_int_equal(msgid_next(m), 2);
+	msgid_free(m);		/* a crash: ids 3..10 are never used */
+	m = msgid_new(u->db, "enps", GW_PORT_LOWER, 10);
+	assert_int_equal(msgid_next(m), 11);
+	assert_int_equal(gwunit_int(u, "SELECT reserved_upto FROM msgid WHERE "
+	    "ncs = 'enps' AND port = 'lower'"), 20);
+	msgid_free(m);
+}
+
+/* Per NCS and port, independent counters. */
+static void
+test_independent(void **state)
+{
+	struct gwunit	*u = *state;
+	struct msgid	*a, *b, *c;
+
+	a = msgid_new(u->db, "enps", GW_PORT_LOWER, 100);
+	b = msgid_new(u->db, "enps", GW_PORT_UPPER, 100);
+	c = msgid_new(u->db, "inews", GW_PORT_LOWER, 100);
+	assert_int_equal(msgid_next(a), 1);
+	assert_int_equal(msgid_next(a), 2);
+	assert_int_equal(msgid_next(b), 1);
+	assert_int_equal(msgid_next(c), 1);
+	assert_int_equal(msgid_next(a), 3);
+	msgid_free(a);
+	msgid_free(b);
+	msgid_free(c);
+}
+
+/* After 2^31-1 comes 1, and a restart after the wrap stays wrapped. */
+static void
+test_wrap(void **state)
+{
+	struct gwunit	*u = *state;
+	struct msgid	*m;
+
+	assert_int_equal(gwunit_exec(u, "INSERT INTO msgid VALUES('enps', "
+	    "'lower', 2147483645)"), SQLITE_OK);
+	m = msgid_new(u->db, "enps", GW_PORT_LOWER, 4);
+	assert_int_equal(msgid_next(m), MSGID_MAX - 1);
+	assert_int_equal(msgid_next(m), MSGID_MAX);
+	assert_int_equal(msgid_next(m), 1);
+	assert_int_equal(msgid_next(m), 2);
+	assert_int_equal(gwunit_int(u, "SELECT reserved_upto FROM msgid"), 2);
+	assert_int_equal(msgid_next(m), 3);
+	msgid_free(m);
+	m = msgid_new(u->db, "enps", GW_PORT_LOWER, 4);
+	assert_int_equal(msgid_next(m), 7);
+	msgid_free(m);
+}
+
+/* A locked database: no id (0), no reuse; it works again afterwards. */
+static void
+test_locked_database(void **state)
+{
+	struct gwunit	*u = *state;
+	struct msgid	*m;
+	sqlite3		*other;
+
+	m = msgid_new(u->db, "enps", GW_PORT_LOWER, 2);
+	assert_int_equal(msgid_next(m), 1);
+	assert_int_equal(msgid_next(m), 2);
+	assert_int_equal(sqlite3_open(u->db_path, &other), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(other, "BEGIN IMMEDIATE", NULL, NULL,
+	    NULL), SQLITE_OK);
+	assert_int_equal(msgid_next(m), 0);
+	assert_int_equal(sqlite3_exec(other, "COMMIT", NULL, NULL, NULL),
+	    SQLITE_OK);
+	sqlite3_close(other);
+	assert_int_equal(msgid_next(m), 3);
+	msgid_free(m);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_advance),
+		cmocka_unit_test_setup_teardown(test_sequence_and_blocks, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_restart_skips_block, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_independent, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_wrap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_locked_database, setup,
+		    teardown),
+	};
+
+	log_set_level(LL_ERROR);
+	return cmocka_run_group_tests_name("gateway_msgid", tests, NULL, NULL);
+}

@@ -1,0 +1,679 @@
+/* queue: open and close, transactions, lock waits, errors, policies. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "queue/queue_int.h"
+
+#define QUEUE_BUSY_MS_DEFAULT	5000
+#define QUEUE_BACKOFF_CAP_MAX	(366LL * 24 * 3600 * 1000)
+
+static const struct queue_policy queue_policy_builtin = {
+	.max_attempts = 5,
+	.backoff_base_ms = 1000,
+	.backoff_cap_ms = 300000,
+	.jitter_pct = 10,
+	.lease_ms = 30000,
+};
+
+static const char *const queue_state_names[] = {
+	"QUEUED", "RUNNING", "DONE", "FAILED", "CANCELLED",
+};
+
+/* Milliseconds of a clock. */
+static int64_t
+queue_clock_ms(clockid_t id)
+{
+	struct timespec	ts;
+
+	clock_gettime(id, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The queue's clock: the injected one, or the wall clock. */
+int64_t
+queue_now(struct queue *q)
+{
+	if (q->clock != NULL)
+		return q->clock(q->clock_arg);
+	return queue_clock_ms(CLOCK_REALTIME);
+}
+
+/* The next number of the jitter generator (xorshift64*). */
+uint64_t
+queue_rand(struct queue *q)
+{
+	uint64_t	x = q->rng;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	q->rng = x;
+	return x * 0x2545f4914f6cdd1dULL;
+}
+
+/* Record an SQLite failure as the queue's last error; the queue rc for it. */
+int
+queue_err(struct queue *q, int src, const char *what)
+{
+	int	rc;
+
+	switch (src & 0xff) {
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		snprintf(q->errmsg, sizeof q->errmsg, "%s: the database stayed "
+		    "locked by another connection for %d ms", what, q->busy_ms);
+		return QUEUE_EBUSY;
+	case SQLITE_FULL:
+		rc = QUEUE_EFULL;
+		break;
+	case SQLITE_CONSTRAINT:
+		rc = QUEUE_EINVAL;
+		break;
+	case SQLITE_IOERR:
+		rc = sqlite3_system_errno(q->db) == ENOSPC ? QUEUE_EFULL :
+		    QUEUE_EIO;
+		break;
+	default:
+		rc = QUEUE_EIO;
+		break;
+	}
+	snprintf(q->errmsg, sizeof q->errmsg, "%s: %s", what,
+	    sqlite3_errmsg(q->db));
+	return rc;
+}
+
+/* Record a formatted message as the queue's last error; return rc. */
+int
+queue_errx(struct queue *q, int rc, const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	vsnprintf(q->errmsg, sizeof q->errmsg, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+/* The last error of this queue in words. */
+const char *
+queue_errmsg(struct queue *q)
+{
+	if (q == NULL || q->errmsg[0] == '\0')
+		return "no error";
+	return q->errmsg;
+}
+
+/* A short description of a queue rc. */
+const char *
+queue_strerror(int rc)
+{
+	switch (rc) {
+	case QUEUE_OK:
+		return "ok";
+	case QUEUE_EXISTS:
+		return "a job with this idempotency key exists";
+	case QUEUE_ELOST:
+		return "lease lost: the job is no longer this worker's";
+	case QUEUE_ENOTFOUND:
+		return "no such job";
+	case QUEUE_EBUSY:
+		return "database locked past the retry budget";
+	case QUEUE_EFULL:
+		return "disk full: nothing was stored";
+	case QUEUE_EIO:
+		return "database error";
+	case QUEUE_EINVAL:
+		return "invalid argument";
+	case QUEUE_ESTATE:
+		return "the job is not in a state that allows this";
+	}
+	return "unknown error";
+}
+
+/* The name of a state, e.g. "FAILED". */
+const char *
+queue_state_name(enum queue_state st)
+{
+	if ((unsigned)st >= sizeof queue_state_names / sizeof *queue_state_names)
+		return "?";
+	return queue_state_names[st];
+}
+
+/* Parse a state name (any case); 0 or -1. */
+int
+queue_state_parse(const char *s, enum queue_state *st)
+{
+	size_t	i;
+
+	for (i = 0; s != NULL && i < sizeof queue_state_names /
+	    sizeof *queue_state_names; i++) {
+		if (strcasecmp(s, queue_state_names[i]) == 0) {
+			*st = (enum queue_state)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/*
+ * Wait for a lock held by another process: short sleeps growing from 20 us
+ * to about 1.3 ms, with jitter, until busy_ms have passed since this wait
+ * (or the transaction that waits) began.
+ */
+static int
+queue_busy_cb(void *arg, int count)
+{
+	struct queue	*q = arg;
+	struct timespec	 ts;
+	int64_t		 now = queue_clock_ms(CLOCK_MONOTONIC), left, us;
+
+	if (count == 0 && !q->busy_fixed)
+		q->busy_start = now;
+	if ((left = q->busy_ms - (now - q->busy_start)) <= 0)
+		return 0;
+	us = (int64_t)20 << (count < 6 ? count : 6);
+	us = us / 2 + (int64_t)(queue_rand(q) % (uint64_t)us);
+	if (us > left * 1000)
+		us = left * 1000;
+	ts.tv_sec = us / 1000000;
+	ts.tv_nsec = (us % 1000000) * 1000;
+	nanosleep(&ts, NULL);
+	return 1;
+}
+
+/* The policy of a kind (or the default). */
+const struct queue_policy *
+queue_policy_of(struct queue *q, const char *kind)
+{
+	size_t	i;
+
+	for (i = 1; kind != NULL && i < q->npolicies; i++) {
+		if (strcmp(q->policies[i].kind, kind) == 0)
+			return &q->policies[i].p;
+	}
+	return &q->policies[0].p;
+}
+
+/* min(cap, base * 2^(attempt-1)), then +-jitter % drawn from r. */
+int64_t
+queue_backoff(const struct queue_policy *p, int attempt, uint64_t r)
+{
+	int64_t	d = p->backoff_base_ms, j;
+	int	i;
+
+	for (i = 1; i < attempt && d < p->backoff_cap_ms; i++)
+		d *= 2;
+	if (d > p->backoff_cap_ms)
+		d = p->backoff_cap_ms;
+	if (p->jitter_pct > 0 && d > 0) {
+		j = d * p->jitter_pct / 100;
+		d += (int64_t)(r % (uint64_t)(2 * j + 1)) - j;
+	}
+	return d < 0 ? 0 : d;
+}
+
+/* SQL queue_lease_ms(kind): the lease of a kind's policy. */
+static void
+queue_fn_lease(sqlite3_context *cx, int argc, sqlite3_value **argv)
+{
+	struct queue	*q = sqlite3_user_data(cx);
+	const char	*kind = (const char *)sqlite3_value_text(argv[0]);
+
+	(void)argc;
+	sqlite3_result_int64(cx, queue_policy_of(q, kind)->lease_ms);
+}
+
+/* SQL queue_backoff_ms(kind, attempt): the delay before the next attempt. */
+static void
+queue_fn_backoff(sqlite3_context *cx, int argc, sqlite3_value **argv)
+{
+	struct queue	*q = sqlite3_user_data(cx);
+	const char	*kind = (const char *)sqlite3_value_text(argv[0]);
+
+	(void)argc;
+	sqlite3_result_int64(cx, queue_backoff(queue_policy_of(q, kind),
+	    sqlite3_value_int(argv[1]), queue_rand(q)));
+}
+
+/* Fill the zero fields of p from base; -1 if a value is out of range. */
+static int
+queue_policy_fill(struct queue_policy *p, const struct queue_policy *base)
+{
+	if (p->max_attempts == 0)
+		p->max_attempts = base->max_attempts;
+	if (p->backoff_base_ms == 0)
+		p->backoff_base_ms = base->backoff_base_ms;
+	if (p->backoff_cap_ms == 0)
+		p->backoff_cap_ms = base->backoff_cap_ms;
+	if (p->jitter_pct == 0)
+		p->jitter_pct = base->jitter_pct;
+	if (p->lease_ms == 0)
+		p->lease_ms = base->lease_ms;
+	if (p->max_attempts < 1 || p->backoff_base_ms < 0 ||
+	    p->backoff_cap_ms < 0 || p->backoff_cap_ms > QUEUE_BACKOFF_CAP_MAX ||
+	    p->jitter_pct < 0 || p->jitter_pct > 100 || p->lease_ms < 1)
+		return -1;
+	return 0;
+}
+
+/* Set the policy of a kind (NULL: the default). */
+int
+queue_set_policy(struct queue *q, const char *kind,
+    const struct queue_policy *policy)
+{
+	struct queue_kind_policy	*kp;
+	struct queue_policy		 p = *policy;
+	size_t				 i;
+
+	if (queue_policy_fill(&p, kind == NULL ? &queue_policy_builtin :
+	    &q->policies[0].p) != 0)
+		return queue_errx(q, QUEUE_EINVAL, "policy value out of range");
+	if (kind == NULL) {
+		q->policies[0].p = p;
+		return QUEUE_OK;
+	}
+	for (i = 1; i < q->npolicies; i++) {
+		if (strcmp(q->policies[i].kind, kind) == 0) {
+			q->policies[i].p = p;
+			return QUEUE_OK;
+		}
+	}
+	kp = reallocarray(q->policies, q->npolicies + 1, sizeof *kp);
+	if (kp == NULL)
+		return queue_errx(q, QUEUE_EIO, "out of memory");
+	q->policies = kp;
+	if ((kp[q->npolicies].kind = strdup(kind)) == NULL)
+		return queue_errx(q, QUEUE_EIO, "out of memory");
+	kp[q->npolicies++].p = p;
+	return QUEUE_OK;
+}
+
+/* Set the running limit and the urgent reserve of a lane. */
+int
+queue_set_lane_limits(struct queue *q, const char *lane, int max_running,
+    int urgent_prio, int reserved)
+{
+	struct queue_lane_limit	*l = NULL;
+	size_t			 i;
+
+	if (lane == NULL || max_running < 0 || reserved < 0 ||
+	    (max_running > 0 && reserved >= max_running) ||
+	    urgent_prio < QUEUE_PRIO_URGENT || urgent_prio > QUEUE_PRIO_LOW)
+		return queue_errx(q, QUEUE_EINVAL, "lane limits out of range");
+	for (i = 0; i < q->nlanes; i++) {
+		if (strcmp(q->lanes[i].lane, lane) == 0)
+			l = &q->lanes[i];
+	}
+	if (l == NULL) {
+		l = reallocarray(q->lanes, q->nlanes + 1, sizeof *l);
+		if (l == NULL)
+			return queue_errx(q, QUEUE_EIO, "out of memory");
+		q->lanes = l;
+		l += q->nlanes;
+		if ((l->lane = strdup(lane)) == NULL)
+			return queue_errx(q, QUEUE_EIO, "out of memory");
+		q->nlanes++;
+	}
+	l->max_running = max_running;
+	l->urgent_prio = urgent_prio;
+	l->reserved = max_running > 0 ? reserved : 0;
+	return QUEUE_OK;
+}
+
+/*
+ * BEGIN IMMEDIATE, first in line among this process's threads (lock.c),
+ * then against other processes (the busy handler), within one budget.
+ */
+static int
+queue_tx_begin_immediate(struct queue *q)
+{
+	int	rc;
+
+	q->busy_start = queue_clock_ms(CLOCK_MONOTONIC);
+	q->busy_fixed = true;
+	if (queue_flock_lock(q->flock, q->busy_ms) != 0) {
+		q->busy_fixed = false;
+		return queue_errx(q, QUEUE_EBUSY, "begin transaction: another "
+		    "thread of this process held the queue for %d ms",
+		    q->busy_ms);
+	}
+	rc = queue_sql_exec(q, ST_BEGIN, "begin transaction");
+	q->busy_fixed = false;
+	if (rc != QUEUE_OK)
+		queue_flock_unlock(q->flock);
+	else
+		q->flocked = true;
+	return rc;
+}
+
+/*
+ * Enter a transaction level: BEGIN IMMEDIATE, or a savepoint inside one
+ * (ours, or one the caller began on queue_db() itself).
+ */
+int
+queue_tx_enter(struct queue *q)
+{
+	int	rc;
+
+	if (q->depth == 0 && !sqlite3_get_autocommit(q->db))
+		q->foreign = true;
+	if (q->depth > 0 || q->foreign) {
+		if (q->broken != 0)
+			return q->broken;
+		rc = queue_sql_exec(q, ST_SAVEPOINT, "savepoint");
+	} else
+		rc = queue_tx_begin_immediate(q);
+	if (rc == QUEUE_OK)
+		q->depth++;
+	return rc;
+}
+
+/* Roll back whatever is open, keeping the last error message. */
+static void
+queue_tx_abort(struct queue *q)
+{
+	if (!sqlite3_get_autocommit(q->db))
+		sqlite3_exec(q->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+/* The outer transaction is over: let the next writer of this process in. */
+static void
+queue_tx_done(struct queue *q)
+{
+	if (q->flocked) {
+		q->flocked = false;
+		queue_flock_unlock(q->flock);
+	}
+}
+
+/* Leave a savepoint level: release it, rolled back first if rc < 0. */
+static int
+queue_tx_leave_savepoint(struct queue *q, int rc)
+{
+	int	rc2;
+
+	/* A disk-full or I/O error may have rolled back everything. */
+	if (q->broken == 0 && sqlite3_get_autocommit(q->db))
+		q->broken = rc < 0 ? rc : QUEUE_EIO;
+	if (q->broken != 0)
+		return rc < 0 ? rc : q->broken;
+	if (rc < 0 && (rc2 = queue_sql_exec(q, ST_ROLLBACK_SP,
+	    "rollback to savepoint")) != QUEUE_OK)
+		q->broken = rc2;
+	if ((rc2 = queue_sql_exec(q, ST_RELEASE_SP, "release savepoint")) !=
+	    QUEUE_OK) {
+		if (q->broken == 0)
+			q->broken = rc2;
+		if (rc >= 0)
+			rc = rc2;
+	}
+	return rc;
+}
+
+/* Leave the outer level: COMMIT when rc >= 0, else ROLLBACK. */
+static int
+queue_tx_leave_top(struct queue *q, int rc)
+{
+	int	rc2;
+
+	if (q->broken != 0) {
+		if (rc >= 0)
+			rc = q->broken;
+		q->broken = 0;
+	} else if (rc >= 0) {
+		if (sqlite3_get_autocommit(q->db))
+			rc = queue_errx(q, QUEUE_EIO, "the transaction was "
+			    "rolled back by an earlier error");
+		else if ((rc2 = queue_sql_exec(q, ST_COMMIT, "commit")) !=
+		    QUEUE_OK)
+			rc = rc2;
+	}
+	if (rc < 0)
+		queue_tx_abort(q);
+	queue_tx_done(q);
+	return rc;
+}
+
+/* Leave a transaction level: keep its work when rc >= 0, else undo it. */
+int
+queue_tx_leave(struct queue *q, int rc)
+{
+	if (q->depth == 0)
+		return rc;
+	if (--q->depth > 0)
+		return queue_tx_leave_savepoint(q, rc);
+	if (q->foreign) {
+		/* The caller's own transaction: it commits or rolls back. */
+		rc = queue_tx_leave_savepoint(q, rc);
+		q->foreign = false;
+		q->broken = 0;
+		return rc;
+	}
+	return queue_tx_leave_top(q, rc);
+}
+
+/* Begin a caller transaction. */
+int
+queue_tx_begin(struct queue *q)
+{
+	return queue_tx_enter(q);
+}
+
+/* Commit a caller transaction; on failure it is rolled back. */
+int
+queue_tx_commit(struct queue *q)
+{
+	if (q->depth == 0)
+		return queue_errx(q, QUEUE_EINVAL, "no transaction to commit");
+	return queue_tx_leave(q, QUEUE_OK);
+}
+
+/* Roll back a caller transaction. */
+void
+queue_tx_rollback(struct queue *q)
+{
+	if (q->depth > 0)
+		queue_tx_leave(q, QUEUE_EINVAL);
+}
+
+/* Run a PRAGMA and copy its first result into buf (may be NULL). */
+static int
+queue_pragma(struct queue *q, const char *sql, char *buf, size_t len)
+{
+	sqlite3_stmt	*s;
+	int		 rc;
+
+	if ((rc = sqlite3_prepare_v2(q->db, sql, -1, &s, NULL)) != SQLITE_OK)
+		return queue_err(q, rc, sql);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW && buf != NULL)
+		snprintf(buf, len, "%s", (const char *)sqlite3_column_text(s, 0));
+	if (rc == SQLITE_ROW || rc == SQLITE_DONE)
+		rc = QUEUE_OK;
+	else
+		rc = queue_err(q, rc, sql);
+	sqlite3_finalize(s);
+	return rc;
+}
+
+/* Connection settings: WAL, durability, foreign keys, our SQL functions. */
+static int
+queue_setup(struct queue *q, const char *path)
+{
+	char	mode[32] = "";
+	int	rc;
+
+	sqlite3_extended_result_codes(q->db, 1);
+	sqlite3_busy_handler(q->db, queue_busy_cb, q);
+	if (sqlite3_create_function_v2(q->db, "queue_lease_ms", 1, SQLITE_UTF8,
+	    q, queue_fn_lease, NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_create_function_v2(q->db, "queue_backoff_ms", 2,
+	    SQLITE_UTF8, q, queue_fn_backoff, NULL, NULL, NULL) != SQLITE_OK)
+		return queue_err(q, sqlite3_errcode(q->db), "functions");
+	if ((rc = queue_pragma(q, "PRAGMA journal_mode = WAL", mode,
+	    sizeof mode)) != QUEUE_OK)
+		return rc;
+	if (strcasecmp(mode, "wal") != 0 && strcmp(path, ":memory:") != 0)
+		return queue_errx(q, QUEUE_EIO, "cannot use WAL mode "
+		    "(journal_mode stays %s)", mode);
+	if ((rc = queue_pragma(q, q->sync_normal ? "PRAGMA synchronous = NORMAL"
+	    : "PRAGMA synchronous = FULL", NULL, 0)) != QUEUE_OK)
+		return rc;
+	if ((rc = queue_pragma(q, "PRAGMA foreign_keys = ON", NULL, 0)) !=
+	    QUEUE_OK)
+		return rc;
+	return queue_schema_migrate(q);
+}
+
+/* Allocate a queue with its options and default policy. */
+static struct queue *
+queue_alloc(const struct queue_opts *o)
+{
+	struct queue	*q;
+	uint64_t	 seed;
+
+	if ((q = calloc(1, sizeof *q)) == NULL)
+		return NULL;
+	if ((q->policies = calloc(1, sizeof *q->policies)) == NULL) {
+		free(q);
+		return NULL;
+	}
+	q->policies[0].p = queue_policy_builtin;
+	q->npolicies = 1;
+	q->sync_normal = o->sync_normal;
+	q->busy_ms = o->busy_ms > 0 ? o->busy_ms : QUEUE_BUSY_MS_DEFAULT;
+	q->clock = o->clock;
+	q->clock_arg = o->clock_arg;
+	seed = o->seed != 0 ? o->seed : (uint64_t)queue_clock_ms(CLOCK_REALTIME)
+	    ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)q;
+	/* splitmix64 of the seed: never 0, well spread. */
+	seed += 0x9e3779b97f4a7c15ULL;
+	seed = (seed ^ (seed >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	seed = (seed ^ (seed >> 27)) * 0x94d049bb133111ebULL;
+	q->rng = (seed ^ (seed >> 31)) | 1;
+	return q;
+}
+
+/* Open a queue database, creating or migrating its schema. */
+int
+queue_open(struct queue **qp, const struct queue_opts *o, char **err)
+{
+	struct queue	*q;
+	int		 flags, rc;
+
+	*qp = NULL;
+	if (err != NULL)
+		*err = NULL;
+	if (o == NULL || o->path == NULL || *o->path == '\0') {
+		if (err != NULL)
+			*err = strdup("no database path given");
+		return QUEUE_EINVAL;
+	}
+	if (o->must_exist && strcmp(o->path, ":memory:") != 0 &&
+	    access(o->path, F_OK) != 0) {
+		if (err != NULL && asprintf(err, "%s: %s", o->path,
+		    strerror(errno)) < 0)
+			*err = NULL;
+		return QUEUE_ENOTFOUND;
+	}
+	if ((q = queue_alloc(o)) == NULL) {
+		if (err != NULL)
+			*err = strdup("out of memory");
+		return QUEUE_EIO;
+	}
+	flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX |
+	    (o->must_exist ? 0 : SQLITE_OPEN_CREATE);
+	rc = sqlite3_open_v2(o->path, &q->db, flags, NULL);
+	if (rc != SQLITE_OK)
+		rc = queue_err(q, rc, "open");
+	else {
+		q->flock = queue_flock_get(o->path);
+		rc = queue_setup(q, o->path);
+	}
+	if (rc != QUEUE_OK) {
+		if (err != NULL && asprintf(err, "%s: %s", o->path,
+		    q->errmsg) < 0)
+			*err = NULL;
+		queue_close(q);
+		return rc;
+	}
+	*qp = q;
+	return QUEUE_OK;
+}
+
+/* Close a queue (NULL is fine); an open transaction is rolled back. */
+void
+queue_close(struct queue *q)
+{
+	size_t	i;
+
+	if (q == NULL)
+		return;
+	if (q->db != NULL) {
+		queue_tx_abort(q);
+		queue_tx_done(q);
+		queue_sql_finalize(q);
+		sqlite3_close(q->db);
+	}
+	queue_flock_put(q->flock);
+	for (i = 0; i < q->npolicies; i++)
+		free(q->policies[i].kind);
+	free(q->policies);
+	for (i = 0; i < q->nlanes; i++)
+		free(q->lanes[i].lane);
+	free(q->lanes);
+	free(q);
+}
+
+/* The SQLite connection of a queue. */
+struct sqlite3 *
+queue_db(struct queue *q)
+{
+	return q->db;
+}
+
+/* Free the strings and payload of a job and zero it. */
+void
+queue_job_clear(struct queue_job *j)
+{
+	if (j == NULL)
+		return;
+	free(j->lane);
+	free(j->kind);
+	free(j->payload);
+	free(j->worker);
+	free(j->idem_key);
+	free(j->coalesce_key);
+	free(j->last_error);
+	memset(j, 0, sizeof *j);
+}
+
+/* Free an array of jobs from queue_list(). */
+void
+queue_jobs_free(struct queue_job *jobs, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; jobs != NULL && i < n; i++)
+		queue_job_clear(&jobs[i]);
+	free(jobs);
+}
+
+/* Free an array of events from queue_history(). */
+void
+queue_events_free(struct queue_event *ev, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; ev != NULL && i < n; i++) {
+		free(ev[i].worker);
+		free(ev[i].note);
+	}
+	free(ev);
+}

@@ -1,0 +1,430 @@
+/* queue: the SQL of every cached statement, and helpers to run them. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "queue/queue_int.h"
+
+/*
+ * Without statistics the planner prefers the (state, updated) index; the hot
+ * paths name their partial index (INDEXED BY), and a unary + keeps a state
+ * term from steering a rowid lookup onto an index.
+ *
+ * Events are written by the statements themselves rather than by triggers:
+ * a trigger on jobs, even an empty one, doubled the cost of every update.
+ * Each state change is a pair: EV_ logs (job_id, t, from, to, attempt,
+ * worker, note) for the rows that WHERE matches, then the UPDATE with the
+ * same WHERE and the same parameters, in the same transaction.
+ */
+#define EV_INSERT \
+	"INSERT INTO job_events (job_id, t, from_state, to_state, attempt, " \
+	"worker, note) "
+#define CHAIN_BELOW(p) \
+	"WITH RECURSIVE d(id) AS (SELECT id FROM jobs WHERE after_job = " p \
+	" UNION SELECT j.id FROM jobs j JOIN d ON j.after_job = d.id) "
+/* The due jobs a claim takes: ?2 now, ?4 lane, ?5..?6 priorities, ?7 max. */
+#define DUE(lane) \
+	"(SELECT id FROM jobs INDEXED BY jobs_due WHERE state = 0 AND " \
+	"blocked = 0" lane " AND priority BETWEEN ?5 AND ?6 AND " \
+	"run_after <= ?2 ORDER BY priority, run_after, id LIMIT ?7)"
+#define CLAIM_SET \
+	"UPDATE jobs SET state = 1, attempts = attempts + 1, " \
+	"lease_gen = lease_gen + 1, worker = ?1, lease_until = ?2 + " \
+	"CASE WHEN ?3 > 0 THEN ?3 ELSE queue_lease_ms(kind) END, " \
+	"updated = ?2 WHERE id IN "
+#define BLOCKED_NOW \
+	"coalesce((SELECT p.state <> 2 FROM jobs p WHERE p.id = jobs.after_job), 0)"
+#define RETRY_STATE(permanent) \
+	"CASE WHEN " permanent "attempts >= max_attempts THEN 3 ELSE 0 END"
+#define RETRY_AT(permanent, now) \
+	"CASE WHEN " permanent "attempts >= max_attempts THEN run_after " \
+	"ELSE " now " + queue_backoff_ms(kind, attempts) END"
+#define REAP_NOTE "'lease expired (worker ' || ifnull(worker, '?') || ')'"
+
+/* Fenced updates of a claimed job: ?1 id, ?2 lease_gen, ?3 now, ?4, ?5. */
+#define FENCE	" FROM jobs WHERE id = ?1 AND lease_gen = ?2 AND +state = 1"
+#define FENCE_U	" WHERE id = ?1 AND lease_gen = ?2 AND +state = 1"
+#define DEPS	" WHERE after_job = ?1 AND +state = 0 AND blocked = 1"
+#define EXPIRED	" WHERE state = 1 AND lease_until < ?1"
+#define SAME_KEY " WHERE coalesce_key = ?3 AND state = 0 AND id <> ?1"
+/* Up to 16 jobs at once: ?11..?26 their ids, ?31..?46 their leases. */
+#define IDS16 \
+	"(?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, " \
+	"?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)"
+#define GENS16 \
+	"WHEN ?11 THEN ?31 WHEN ?12 THEN ?32 WHEN ?13 THEN ?33 " \
+	"WHEN ?14 THEN ?34 WHEN ?15 THEN ?35 WHEN ?16 THEN ?36 " \
+	"WHEN ?17 THEN ?37 WHEN ?18 THEN ?38 WHEN ?19 THEN ?39 " \
+	"WHEN ?20 THEN ?40 WHEN ?21 THEN ?41 WHEN ?22 THEN ?42 " \
+	"WHEN ?23 THEN ?43 WHEN ?24 THEN ?44 WHEN ?25 THEN ?45 " \
+	"WHEN ?26 THEN ?46 " \
+	"END"
+#define FENCE16 \
+	" WHERE id IN " IDS16 " AND lease_gen = CASE id " GENS16 \
+	" AND +state = 1"
+#define DEPS16 \
+	" WHERE after_job IN " IDS16 " AND +state = 0 AND blocked = 1"
+/* Operator updates: ?1 a number, ?2 now, ?3 note, ?4 the job. */
+#define REQUEUEABLE	" WHERE id = ?4 AND +state IN (3, 4)"
+#define CANCELLABLE	" WHERE id = ?4 AND +state IN (0, 1, 3)"
+#define RERUN_ROOT	" WHERE id = ?1 AND +state IN (2, 3, 4)"
+#define RERUN_DESC	" WHERE id IN d AND (+state IN (2, 3, 4) OR blocked = 0)"
+
+static const char *queue_sql_text[ST_COUNT] = {
+	[ST_BEGIN] = "BEGIN IMMEDIATE",
+	[ST_COMMIT] = "COMMIT",
+	[ST_ROLLBACK] = "ROLLBACK",
+	[ST_SAVEPOINT] = "SAVEPOINT queue_sp",
+	[ST_RELEASE_SP] = "RELEASE queue_sp",
+	[ST_ROLLBACK_SP] = "ROLLBACK TO queue_sp",
+
+	[ST_INSERT] = "INSERT INTO jobs (lane, kind, payload, state, blocked, "
+	    "priority, max_attempts, budget, run_after, idem_key, coalesce_key, "
+	    "after_job, created, updated) VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6, "
+	    "?6, ?7, ?8, ?9, ?10, ?11, ?11) ON CONFLICT DO NOTHING RETURNING id",
+	[ST_EVENT] = EV_INSERT "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+	[ST_IDEM_LOOKUP] = "SELECT id FROM jobs WHERE idem_key = ?1",
+	[ST_PARENT] = "SELECT state, coalesce_key FROM jobs WHERE id = ?1",
+	[ST_CYCLE_CHECK] = "WITH RECURSIVE a(id) AS (SELECT ?1 UNION "
+	    "SELECT j.after_job FROM jobs j JOIN a ON j.id = a.id "
+	    "WHERE j.after_job IS NOT NULL) SELECT count(*) FROM jobs "
+	    "WHERE id IN a AND +state = 0 AND coalesce_key = ?2",
+	/* Coalescing: ?1 the new job, ?2 now, ?3 the key. */
+	[ST_REPOINT] = "UPDATE jobs SET after_job = ?1 WHERE +state = 0 AND "
+	    "after_job IN (SELECT id FROM jobs INDEXED BY jobs_coalesce"
+	    SAME_KEY ")",
+	[ST_EV_COALESCE] = EV_INSERT "SELECT id, ?2, 0, 4, attempts, worker, "
+	    "'coalesced into #' || ?1 FROM jobs INDEXED BY jobs_coalesce"
+	    SAME_KEY,
+	[ST_COALESCE] = "UPDATE jobs INDEXED BY jobs_coalesce SET state = 4, "
+	    "blocked = 0, updated = ?2" SAME_KEY,
+	[ST_COUNTER_ADD] = "UPDATE queue_counters SET value = value + ?2 "
+	    "WHERE name = ?1",
+
+	/*
+	 * Claims: ?1 worker, ?2 now, ?3 lease, ?4 lane, ?5..?6 priorities, ?7
+	 * max. The twin's subquery picks the same rows: a total order, in the
+	 * same write transaction. Any lane: the whole index, sorted.
+	 */
+	[ST_EV_CLAIM_LANE] = EV_INSERT "SELECT id, ?2, 0, 1, attempts + 1, ?1, "
+	    "NULL FROM jobs WHERE id IN " DUE(" AND lane = ?4"),
+	[ST_CLAIM_LANE] = CLAIM_SET DUE(" AND lane = ?4") " RETURNING "
+	    QUEUE_JOB_COLS,
+	[ST_EV_CLAIM_ANY] = EV_INSERT "SELECT id, ?2, 0, 1, attempts + 1, ?1, "
+	    "NULL FROM jobs WHERE id IN " DUE(""),
+	[ST_CLAIM_ANY] = CLAIM_SET DUE("") " RETURNING " QUEUE_JOB_COLS,
+	[ST_RUNNING_COUNT] = "SELECT count(*) FROM jobs INDEXED BY jobs_running "
+	    "WHERE state = 1 AND lane = ?1",
+
+	[ST_HEARTBEAT] = "UPDATE jobs SET lease_until = ?3 + CASE WHEN ?4 > 0 "
+	    "THEN ?4 ELSE queue_lease_ms(kind) END" FENCE_U,
+	[ST_EV_COMPLETE] = EV_INSERT "SELECT id, ?3, 1, 2, attempts, worker, "
+	    "NULL" FENCE,
+	[ST_COMPLETE] = "UPDATE jobs SET state = 2, lease_until = 0, "
+	    "updated = ?3" FENCE_U,
+	/* ?4: permanent; ?5: the error. */
+	[ST_EV_FAIL] = EV_INSERT "SELECT id, ?3, 1, " RETRY_STATE("?4 OR ")
+	    ", attempts, worker, ?5" FENCE,
+	[ST_FAIL] = "UPDATE jobs SET state = " RETRY_STATE("?4 OR ")
+	    ", run_after = " RETRY_AT("?4 OR ", "?3") ", lease_until = 0, "
+	    "last_error = ?5, updated = ?3" FENCE_U,
+	/* ?4: the delay. */
+	[ST_EV_RELEASE_JOB] = EV_INSERT "SELECT id, ?3, 1, 0, attempts - 1, "
+	    "worker, 'released by worker'" FENCE,
+	[ST_RELEASE_JOB] = "UPDATE jobs SET state = 0, attempts = attempts - 1, "
+	    "run_after = ?3 + ?4, lease_until = 0, updated = ?3" FENCE_U,
+	[ST_EV_COMPLETE16] = EV_INSERT "SELECT id, ?3, 1, 2, attempts, worker, "
+	    "NULL FROM jobs" FENCE16,
+	[ST_COMPLETE16] = "UPDATE jobs SET state = 2, lease_until = 0, "
+	    "updated = ?3" FENCE16,
+	[ST_EV_RELEASE_DEPS16] = EV_INSERT "SELECT id, ?3, 0, 0, attempts, "
+	    "worker, 'released by #' || after_job FROM jobs INDEXED BY "
+	    "jobs_after" DEPS16,
+	[ST_RELEASE_DEPS16] = "UPDATE jobs INDEXED BY jobs_after SET "
+	    "blocked = 0, updated = ?3" DEPS16,
+	/* Jobs chained after ?1, now DONE; ?2 now. */
+	[ST_EV_RELEASE_DEPS] = EV_INSERT "SELECT id, ?2, 0, 0, attempts, "
+	    "worker, 'released by #' || ?1 FROM jobs" DEPS,
+	[ST_RELEASE_DEPS] = "UPDATE jobs SET blocked = 0, updated = ?2" DEPS,
+	/* ?1 now. */
+	[ST_EV_REAP] = EV_INSERT "SELECT id, ?1, 1, " RETRY_STATE("")
+	    ", attempts, worker, " REAP_NOTE " FROM jobs INDEXED BY "
+	    "jobs_running" EXPIRED,
+	[ST_REAP] = "UPDATE jobs INDEXED BY jobs_running SET state = "
+	    RETRY_STATE("") ", run_after = " RETRY_AT("", "?1") ", "
+	    "lease_until = 0, last_error = " REAP_NOTE ", updated = ?1" EXPIRED,
+
+	[ST_GET] = "SELECT " QUEUE_JOB_COLS " FROM jobs WHERE id = ?1",
+	[ST_STATE_OF] = "SELECT state FROM jobs WHERE id = ?1",
+	[ST_HISTORY] = "SELECT job_id, t, from_state, to_state, attempt, worker, "
+	    "note FROM job_events WHERE job_id = ?1 ORDER BY id",
+
+	[ST_EV_REQUEUE] = EV_INSERT "SELECT id, ?2, state, 0, attempts, NULL, "
+	    "?3 FROM jobs" REQUEUEABLE,
+	[ST_REQUEUE] = "UPDATE jobs SET state = 0, blocked = " BLOCKED_NOW ", "
+	    "max_attempts = attempts + CASE WHEN ?1 > 0 THEN ?1 ELSE budget END, "
+	    "run_after = ?2, worker = NULL, lease_until = 0, updated = ?2"
+	    REQUEUEABLE,
+	[ST_EV_CANCEL] = EV_INSERT "SELECT id, ?2, state, 4, attempts, worker, "
+	    "?3 FROM jobs" CANCELLABLE,
+	[ST_CANCEL] = "UPDATE jobs SET state = 4, blocked = 0, lease_until = 0, "
+	    "updated = ?2" CANCELLABLE,
+	[ST_EV_CANCEL_CHAIN] = CHAIN_BELOW("?4") EV_INSERT "SELECT id, ?2, "
+	    "state, 4, attempts, worker, ?3 FROM jobs WHERE id IN d AND "
+	    "+state = 0",
+	[ST_CANCEL_CHAIN] = CHAIN_BELOW("?4") "UPDATE jobs SET state = 4, "
+	    "blocked = 0, updated = ?2 WHERE id IN d AND +state = 0",
+	[ST_RERUN_CHECK] = CHAIN_BELOW("?1") "SELECT count(*) FROM jobs "
+	    "WHERE (id = ?1 OR id IN d) AND +state = 1",
+	[ST_EV_RERUN_ROOT] = EV_INSERT "SELECT id, ?2, state, 0, attempts, "
+	    "NULL, ?3 FROM jobs" RERUN_ROOT,
+	[ST_RERUN_ROOT] = "UPDATE jobs SET state = 0, blocked = " BLOCKED_NOW ", "
+	    "max_attempts = attempts + budget, run_after = ?2, worker = NULL, "
+	    "lease_until = 0, updated = ?2" RERUN_ROOT,
+	[ST_EV_RERUN_DESC] = CHAIN_BELOW("?1") EV_INSERT "SELECT id, ?2, state, "
+	    "0, attempts, NULL, ?3 FROM jobs" RERUN_DESC,
+	[ST_RERUN_DESC] = CHAIN_BELOW("?1") "UPDATE jobs SET state = 0, "
+	    "blocked = 1, max_attempts = attempts + budget, run_after = ?2, "
+	    "worker = NULL, lease_until = 0, updated = ?2" RERUN_DESC,
+
+	[ST_STATE_COUNTS] = "SELECT state, count(*) FROM jobs GROUP BY state",
+	[ST_OLDEST_DUE] = "SELECT min(run_after) FROM jobs INDEXED BY "
+	    "jobs_due WHERE state = 0 AND blocked = 0 AND run_after <= ?1",
+	[ST_COUNTERS] = "SELECT name, value FROM queue_counters",
+	[ST_PRUNE] = "DELETE FROM jobs WHERE id IN (SELECT j.id FROM jobs j "
+	    "INDEXED BY jobs_age WHERE j.state >= 2 AND j.state = ?1 AND "
+	    "j.updated < ?2 AND NOT EXISTS (SELECT 1 FROM jobs c WHERE "
+	    "c.after_job = j.id AND c.state IN (0, 1, 3)) LIMIT ?3)",
+	[ST_DATA_PUT] = "INSERT INTO job_data (job_id, key, value) "
+	    "VALUES (?1, ?2, ?3) ON CONFLICT (job_id, key) "
+	    "DO UPDATE SET value = excluded.value",
+	[ST_DATA_GET] = "SELECT value FROM job_data WHERE job_id = ?1 AND key = ?2",
+};
+
+/* The event twin of each state-changing statement. */
+static const enum queue_st queue_sql_twin[ST_COUNT] = {
+	[ST_CLAIM_LANE] = ST_EV_CLAIM_LANE,
+	[ST_CLAIM_ANY] = ST_EV_CLAIM_ANY,
+	[ST_COMPLETE16] = ST_EV_COMPLETE16,
+	[ST_RELEASE_DEPS16] = ST_EV_RELEASE_DEPS16,
+	[ST_COALESCE] = ST_EV_COALESCE,
+	[ST_COMPLETE] = ST_EV_COMPLETE,
+	[ST_FAIL] = ST_EV_FAIL,
+	[ST_RELEASE_JOB] = ST_EV_RELEASE_JOB,
+	[ST_RELEASE_DEPS] = ST_EV_RELEASE_DEPS,
+	[ST_REAP] = ST_EV_REAP,
+	[ST_REQUEUE] = ST_EV_REQUEUE,
+	[ST_CANCEL] = ST_EV_CANCEL,
+	[ST_CANCEL_CHAIN] = ST_EV_CANCEL_CHAIN,
+	[ST_RERUN_ROOT] = ST_EV_RERUN_ROOT,
+	[ST_RERUN_DESC] = ST_EV_RERUN_DESC,
+};
+
+/* The cached statement st, prepared on first use; NULL on error. */
+sqlite3_stmt *
+queue_sql(struct queue *q, enum queue_st st)
+{
+	int	rc;
+
+	if (q->st[st] != NULL)
+		return q->st[st];
+	rc = sqlite3_prepare_v3(q->db, queue_sql_text[st], -1,
+	    SQLITE_PREPARE_PERSISTENT, &q->st[st], NULL);
+	if (rc != SQLITE_OK) {
+		queue_err(q, rc, "prepare");
+		q->st[st] = NULL;
+	}
+	return q->st[st];
+}
+
+/* Reset a statement for its next use; pass rc through. */
+int
+queue_sql_done(struct queue *q, sqlite3_stmt *s, int rc)
+{
+	(void)q;
+	if (s != NULL) {
+		sqlite3_reset(s);
+		sqlite3_clear_bindings(s);
+	}
+	return rc;
+}
+
+/* Run a statement without parameters or rows; a queue rc. */
+int
+queue_sql_exec(struct queue *q, enum queue_st st, const char *what)
+{
+	sqlite3_stmt	*s;
+	int		 rc;
+
+	if ((s = queue_sql(q, st)) == NULL)
+		return QUEUE_EIO;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		;
+	if (rc != SQLITE_DONE)
+		return queue_sql_done(q, s, queue_err(q, rc, what));
+	return queue_sql_done(q, s, QUEUE_OK);
+}
+
+/* Bind parameters ?1..?n (an index a statement lacks is ignored). */
+void
+queue_sql_bind(sqlite3_stmt *s, const struct queue_arg *a, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++) {
+		if (a[i].type == 'i')
+			sqlite3_bind_int64(s, (int)i + 1, a[i].i);
+		else if (a[i].type == 's')
+			sqlite3_bind_text(s, (int)i + 1, a[i].s, -1,
+			    SQLITE_STATIC);
+	}
+}
+
+/* Run a statement without result rows; rows changed in *changed. */
+static int
+queue_sql_run(struct queue *q, enum queue_st st, const struct queue_arg *a,
+    size_t n, int *changed)
+{
+	sqlite3_stmt	*s;
+	int		 rc;
+
+	if ((s = queue_sql(q, st)) == NULL)
+		return QUEUE_EIO;
+	queue_sql_bind(s, a, n);
+	if ((rc = sqlite3_step(s)) != SQLITE_DONE)
+		return queue_sql_done(q, s, queue_err(q, rc, "update"));
+	*changed = sqlite3_changes(q->db);
+	return queue_sql_done(q, s, QUEUE_OK);
+}
+
+/* Run the event twin of st (if any): log the changes st is about to make. */
+int
+queue_sql_log(struct queue *q, enum queue_st st, const struct queue_arg *a,
+    size_t n, int *logged)
+{
+	*logged = -1;
+	if (queue_sql_twin[st] == ST_NONE)
+		return QUEUE_OK;
+	return queue_sql_run(q, queue_sql_twin[st], a, n, logged);
+}
+
+/*
+ * Run a statement (with its event twin first, if it has one) inside the
+ * caller's transaction; *changed = rows changed (may be NULL).
+ */
+int
+queue_sql_change(struct queue *q, enum queue_st st, const struct queue_arg *a,
+    size_t n, int *changed)
+{
+	int	rc, logged, done = 0;
+
+	if ((rc = queue_sql_log(q, st, a, n, &logged)) != QUEUE_OK ||
+	    (rc = queue_sql_run(q, st, a, n, &done)) != QUEUE_OK)
+		return rc;
+	if (logged >= 0 && logged != done)
+		return queue_errx(q, QUEUE_EIO, "history out of step: %d events "
+		    "for %d changes", logged, done);
+	if (changed != NULL)
+		*changed = done;
+	return QUEUE_OK;
+}
+
+/* Log one state change of a job. */
+int
+queue_sql_event(struct queue *q, int64_t id, int64_t t, int from, int to,
+    int attempt, const char *worker, const char *note)
+{
+	struct queue_arg	a[] = { QUEUE_INT(id), QUEUE_INT(t),
+	    QUEUE_INT(from), QUEUE_INT(to), QUEUE_INT(attempt),
+	    QUEUE_TEXT(worker), QUEUE_TEXT(note) };
+	int			changed;
+
+	return queue_sql_run(q, ST_EVENT, a, sizeof a / sizeof *a, &changed);
+}
+
+/* A malloc'd copy of a text column, or NULL. */
+static char *
+queue_sql_text_dup(sqlite3_stmt *s, int col, bool *nomem)
+{
+	const unsigned char	*t;
+	char			*p;
+
+	if ((t = sqlite3_column_text(s, col)) == NULL)
+		return NULL;
+	if ((p = strdup((const char *)t)) == NULL)
+		*nomem = true;
+	return p;
+}
+
+/* Fill a job from a row of QUEUE_JOB_COLS; QUEUE_OK or QUEUE_EIO (memory). */
+int
+queue_sql_job_read(sqlite3_stmt *s, struct queue_job *j)
+{
+	const void	*blob;
+	bool		 nomem = false;
+	int		 n;
+
+	memset(j, 0, sizeof *j);
+	j->id = sqlite3_column_int64(s, 0);
+	j->lane = queue_sql_text_dup(s, 1, &nomem);
+	j->kind = queue_sql_text_dup(s, 2, &nomem);
+	blob = sqlite3_column_blob(s, 3);
+	n = sqlite3_column_bytes(s, 3);
+	if (blob != NULL && n > 0) {
+		if ((j->payload = malloc((size_t)n)) == NULL)
+			nomem = true;
+		else {
+			memcpy(j->payload, blob, (size_t)n);
+			j->payload_len = (size_t)n;
+		}
+	}
+	j->state = (enum queue_state)sqlite3_column_int(s, 4);
+	j->blocked = sqlite3_column_int(s, 5) != 0;
+	j->priority = sqlite3_column_int(s, 6);
+	j->attempts = sqlite3_column_int(s, 7);
+	j->max_attempts = sqlite3_column_int(s, 8);
+	j->run_after_ms = sqlite3_column_int64(s, 9);
+	j->lease_until_ms = sqlite3_column_int64(s, 10);
+	j->lease_gen = sqlite3_column_int64(s, 11);
+	j->worker = queue_sql_text_dup(s, 12, &nomem);
+	j->idem_key = queue_sql_text_dup(s, 13, &nomem);
+	j->coalesce_key = queue_sql_text_dup(s, 14, &nomem);
+	j->after_job = sqlite3_column_int64(s, 15);
+	j->last_error = queue_sql_text_dup(s, 16, &nomem);
+	j->created_ms = sqlite3_column_int64(s, 17);
+	j->updated_ms = sqlite3_column_int64(s, 18);
+	if (nomem) {
+		queue_job_clear(j);
+		return QUEUE_EIO;
+	}
+	return QUEUE_OK;
+}
+
+/* Add n to a statistics counter, inside the caller's transaction. */
+int
+queue_sql_counter_add(struct queue *q, const char *name, int64_t n)
+{
+	sqlite3_stmt	*s;
+	int		 rc;
+
+	if (n == 0)
+		return QUEUE_OK;
+	if ((s = queue_sql(q, ST_COUNTER_ADD)) == NULL)
+		return QUEUE_EIO;
+	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, n);
+	if ((rc = sqlite3_step(s)) != SQLITE_DONE)
+		return queue_sql_done(q, s, queue_err(q, rc, "counter"));
+	return queue_sql_done(q, s, QUEUE_OK);
+}
+
+/* Finalize every cached statement. */
+void
+queue_sql_finalize(struct queue *q)
+{
+	size_t	i;
+
+	for (i = 0; i < ST_COUNT; i++) {
+		sqlite3_finalize(q->st[i]);
+		q->st[i] = NULL;
+	}
+}

@@ -1,0 +1,367 @@
+/* queue: opening, the job life cycle, fencing, caller transactions. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "queue/tests/qtest.h"
+
+/* A fresh file gets the current schema; a newer one is refused. */
+static void
+test_open_schema(void **state)
+{
+	struct qtest		*t = *state;
+	struct queue		*q2 = NULL;
+	struct queue_opts	 o = { .path = t->path };
+	char			*err = NULL, missing[PATH_MAX + 16];
+	FILE			*f;
+
+	assert_int_equal(qtest_sql_int(t->q, "PRAGMA user_version"),
+	    QUEUE_SCHEMA_VERSION);
+	assert_int_equal(qtest_sql_int(t->q, "SELECT count(*) FROM "
+	    "sqlite_master WHERE name = 'jobs_due' AND sql LIKE "
+	    "'%WHERE state = 0 AND blocked = 0%'"), 1);
+	assert_int_equal(qtest_open(t, &q2, false), QUEUE_OK);
+	queue_close(q2);
+
+	assert_int_equal(sqlite3_exec(queue_db(t->q), "PRAGMA user_version = 99",
+	    NULL, NULL, NULL), SQLITE_OK);
+	assert_int_not_equal(queue_open(&q2, &o, &err), QUEUE_OK);
+	assert_null(q2);
+	assert_non_null(err);
+	assert_non_null(strstr(err, "newer"));
+	free(err);
+
+	snprintf(missing, sizeof missing, "%s/none.db", t->dir);
+	o.path = missing;
+	o.must_exist = true;
+	assert_int_equal(queue_open(&q2, &o, &err), QUEUE_ENOTFOUND);
+	assert_non_null(strstr(err, "No such file"));
+	free(err);
+
+	f = fopen(missing, "w");
+	assert_non_null(f);
+	fputs("this is not a database, just some text long enough to be read "
+	    "as a header by sqlite, which wants one hundred bytes or so ....",
+	    f);
+	fclose(f);
+	assert_int_equal(queue_open(&q2, &o, &err), QUEUE_EIO);
+	assert_non_null(strstr(err, "not a database"));
+	free(err);
+}
+
+/* QUEUED -> RUNNING -> DONE, with an event for each change. */
+static void
+test_life_cycle(void **state)
+{
+	struct qtest		*t = *state;
+	struct queue_job	 j;
+	int64_t			 id;
+
+	id = qtest_put(t->q, "a", "publish", QUEUE_PRIO_DEFAULT);
+	assert_int_equal(qtest_state(t->q, id), QUEUE_QUEUED);
+	qtest_claim1(t->q, "a", &j);
+	assert_int_equal(j.id, id);
+	assert_int_equal(j.state, QUEUE_RUNNING);
+	assert_int_equal(j.attempts, 1);
+	assert_int_equal(j.lease_gen, 1);
+	assert_int_equal(j.max_attempts, 5);
+	assert_string_equal(j.worker, "w1");
+	assert_string_equal(j.lane, "a");
+	assert_string_equal(j.kind, "publish");
+	assert_true(j.lease_until_ms == t->now + 30000);
+	t->now += 10;
+	assert_int_equal(queue_complete(t->q, id, j.lease_gen), QUEUE_OK);
+	assert_int_equal(qtest_state(t->q, id), QUEUE_DONE);
+	assert_int_equal(queue_complete(t->q, id, j.lease_gen), QUEUE_ELOST);
+	assert_non_null(strstr(queue_errmsg(t->q), "no longer held"));
+	assert_int_equal(qtest_events(t->q, id, -1), 3);
+	assert_int_equal(qtest_events(t->q, id, QUEUE_RUNNING), 1);
+	assert_int_equal(qtest_events(t->q, id, QUEUE_DONE), 1);
+	queue_job_clear(&j);
+}
+
+/* The event rows say who did what when. */
+static void
+test_history_fields(void **state)
+{
+	struct qtest		*t = *state;
+	struct queue_event	*ev;
+	struct queue_job	 j;
+	size_t			 n;
+	int64_t			 id;
+
+	id = qtest_put(t->q, "a", "k", 3);
+	t->now += 100;
+	qtest_claim1(t->q, "a", &j);
+	t->now += 100;
+	assert_int_equal(queue_fail(t->q, id, j.lease_gen, "NACK: busy",
+	    false), QUEUE_OK);
+	assert_int_equal(queue_history(t->q, id, &ev, &n), QUEUE_OK);
+	assert_int_equal(n, 3);
+	assert_int_equal(ev[0].to, QUEUE_QUEUED);
+	assert_string_equal(ev[0].note, "enqueued");
+	assert_true(ev[0].t_ms == QTEST_T0);
+	assert_int_equal(ev[1].from, QUEUE_QUEUED);
+	assert_int_equal(ev[1].to, QUEUE_RUNNING);
+	assert_int_equal(ev[1].attempt, 1);
+	assert_string_equal(ev[1].worker, "w1");
+	assert_true(ev[1].t_ms == QTEST_T0 + 100);
+	assert_int_equal(ev[2].from, QUEUE_RUNNING);
+	assert_int_equal(ev[2].to, QUEUE_QUEUED);
+	assert_string_equal(ev[2].note, "NACK: busy");
+	assert_true(ev[2].t_ms == QTEST_T0 + 200);
+	queue_events_free(ev, n);
+	queue_job_clear(&j);
+	assert_int_equal(queue_history(t->q, 999, &ev, &n), QUEUE_ENOTFOUND);
+}
+
+/* Heartbeats extend the lease; an old lease generation is fenced off. */
+static void
+test_fencing(void **state)
+{
+	struct qtest		*t = *state;
+	struct queue_job	 j, j2;
+	size_t			 n;
+	int64_t			 id;
+
+	id = qtest_put(t->q, "a", "k", 5);
+	qtest_claim1(t->q, "a", &j);
+	t->now += 20000;
+	assert_int_equal(queue_heartbeat(t->q, id, j.lease_gen, 0), QUEUE_OK);
+	assert_int_equal(queue_get(t->q, id, &j2), QUEUE_OK);
+	assert_true(j2.lease_until_ms == t->now + 30000);
+	queue_job_clear(&j2);
+	assert_int_equal(queue_heartbeat(t->q, id, j.lease_gen + 1, 0),
+	    QUEUE_ELOST);
+
+	t->now += 30001;
+	assert_int_equal(queue_reap(t->q, &n), QUEUE_OK);
+	assert_int_equal(n, 1);
+	assert_int_equal(queue_heartbeat(t->q, id, j.lease_gen, 0), QUEUE_ELOST);
+	assert_int_equal(queue_complete(t->q, id, j.lease_gen), QUEUE_ELOST);
+	assert_int_equal(queue_fail(t->q, id, j.lease_gen, "x", false),
+	    QUEUE_ELOST);
+	assert_int_equal(queue_release(t->q, id, j.lease_gen, 0), QUEUE_ELOST);
+
+	t->now += 3600 * 1000;
+	qtest_claim1(t->q, "a", &j2);
+	assert_int_equal(j2.id, id);
+	assert_int_equal(j2.lease_gen, j.lease_gen + 1);
+	assert_int_equal(j2.attempts, 2);
+	assert_int_equal(queue_complete(t->q, id, j.lease_gen), QUEUE_ELOST);
+	assert_int_equal(qtest_state(t->q, id), QUEUE_RUNNING);
+	assert_int_equal(queue_complete(t->q, id, j2.lease_gen), QUEUE_OK);
+	queue_job_clear(&j);
+	queue_job_clear(&j2);
+}
+
+/* release gives a job back without counting the attempt. */
+static void
+test_release(void **state)
+{
+	struct qtest		*t = *state;
+	struct queue_job	 j;
+	int64_t			 id;
+
+	id = qtest_put(t->q, "a", "k", 5);
+	qtest_claim1(t->q, "a", &j);
+	assert_int_equal(queue_release(t->q, id, j.lease_gen, 5000), QUEUE_OK);
+	queue_job_clear(&j);
+	assert_int_equal(queue_get(t->q, id, &j), QUEUE_OK);
+	assert_int_equal(j.state, QUEUE_QUEUED);
+	assert_int_equal(j.attempts, 0);
+	assert_true(j.run_after_ms == t->now + 5000);
+	queue_job_clear(&j);
+	assert_int_equal(qtest_claim_n(t->q, "a", 4, NULL), 0);
+	t->now += 5000;
+	qtest_claim1(t->q, "a", &j);
+	assert_int_equal(j.attempts, 1);
+	queue_job_clear(&j);
+}
+
+/* A caller's rows and its jobs commit or roll back together. */
+static void
+test_caller_tx(void **state)
+{
+	struct qtest			*t = *state;
+	struct queue_enqueue_req	 bad = { .lane = "a", .kind = "k",
+	    .after_job = 4242 };
+	sqlite3				*db = queue_db(t->q);
+	int64_t				 id;
+
+	assert_int_equal(sqlite3_exec(db, "CREATE TABLE assets (obj TEXT)",
+	    NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(queue_tx_begin(t->q), QUEUE_OK);
+	assert_int_equal(sqlite3_exec(db, "INSERT INTO assets VALUES ('A')",
+	    NULL, NULL, NULL), SQLITE_OK);
+	qtest_put(t->q, "a", "publish", 5);
+	queue_tx_rollback(t->q);
+	assert_int_equal(qtest_sql_int(t->q, "SELECT count(*) FROM assets"), 0);
+	assert_int_equal(qtest_sql_int(t->q, "SELECT count(*) FROM jobs"), 0);
+	assert_int_equal(qtest_sql_int(t->q, "SELECT count(*) FROM job_events"),
+	    0);
+
+	assert_int_equal(queue_tx_begin(t->q), QUEUE_OK);
+	assert_int_equal(sqlite3_exec(db, "INSERT INTO assets VALUES ('B')",
+	    NULL, NULL, NULL), SQLITE_OK);
+	id = qtest_put(t->q, "a", "publish", 5);
+	/* A failed call inside rolls back only itself. */
+	assert_int_equal(queue_enqueue(t->q, &bad, NULL), QUEUE_ENOTFOUND);
+	qtest_put(t->q, "b", "publish", 5);
+	assert_false(sqlite3_get_autocommit(db));
+	assert_int_equal(queue_tx_commit(t->q), QUEUE_OK);
+	assert_true(sqlite3_get_autocommit(db));
+	assert_int_equal(qtest_sql_int(t->q, "SELECT count(*) FROM assets"), 1);
+	assert_int_equal(qtest_sql_int(t->q, "SELECT count(*) FROM jobs"), 2);
+	assert_int_equal(qtest_state(t->q, id), QUEUE_QUEUED);
+	assert_int_equal(queue_tx_commit(t->q), QUEUE_EINVAL);
+
+	/* A transaction the caller began on the connection itself. */
+	assert_int_equal(sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL),
+	    SQLITE_OK);
+	qtest_put(t->q, "c", "publish", 5);
+	assert_int_equal(queue_enqueue(t->q, &bad, NULL), QUEUE_ENOTFOUND);
+	assert_false(sqlite3_get_autocommit(db));
+	assert_int_equal(sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL),
+	    SQLITE_OK);
+	assert_int_equal(qtest_sql_int(t->q, "SELECT count(*) FROM jobs"), 2);
+	assert_int_equal(sqlite3_exec(db, "BEGIN", NULL, NULL, NULL), SQLITE_OK);
+	qtest_put(t->q, "c", "publish", 5);
+	assert_int_equal(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL),
+	    SQLITE_OK);
+	assert_int_equal(qtest_sql_int(t->q, "SELECT count(*) FROM jobs"), 3);
+}
+
+/*
+ * complete_many: 16 at a time in one statement; where a lease was lost
+ * (here: 2 jobs cancelled), each job gets its own answer and the others
+ * still complete; the jobs chained after completed ones are released.
+ */
+static void
+test_complete_many(void **state)
+{
+	struct qtest		*t = *state;
+	struct queue_job	 jobs[20];
+	int64_t			 ids[20], gens[20], after;
+	int			 rcs[20];
+	size_t			 n, i;
+
+	for (i = 0; i < 20; i++)
+		qtest_put(t->q, "a", "k", 5);
+	after = qtest_sql_int(t->q, "SELECT max(id) FROM jobs") - 2;
+	assert_int_equal(queue_enqueue(t->q, &(struct queue_enqueue_req){
+	    .lane = "b", .kind = "k", .after_job = after }, NULL), QUEUE_OK);
+	assert_int_equal(queue_claim(t->q, "a", "w", 0, jobs, 20, &n), QUEUE_OK);
+	assert_int_equal(n, 20);
+	for (i = 0; i < n; i++) {
+		ids[i] = jobs[i].id;
+		gens[i] = jobs[i].lease_gen;
+		queue_job_clear(&jobs[i]);
+	}
+	assert_int_equal(queue_cancel(t->q, ids[3], NULL), QUEUE_OK);
+	assert_int_equal(queue_cancel(t->q, ids[19], NULL), QUEUE_OK);
+	assert_int_equal(queue_complete_many(t->q, ids, gens, n, rcs), QUEUE_OK);
+	for (i = 0; i < n; i++) {
+		assert_int_equal(rcs[i], i == 3 || i == 19 ? QUEUE_ELOST :
+		    QUEUE_OK);
+		assert_int_equal(qtest_state(t->q, ids[i]), i == 3 || i == 19 ?
+		    QUEUE_CANCELLED : QUEUE_DONE);
+	}
+	assert_int_equal(qtest_claim_n(t->q, "b", 4, NULL), 1);
+	/* All held: the fast path; again: every one lost. */
+	assert_int_equal(queue_complete_many(t->q, ids, gens, 3, rcs), QUEUE_OK);
+	assert_int_equal(rcs[0], QUEUE_ELOST);
+	assert_int_equal(rcs[2], QUEUE_ELOST);
+	assert_int_equal(qtest_events(t->q, ids[0], QUEUE_DONE), 1);
+}
+
+/* Bad arguments get QUEUE_EINVAL and a message, never a crash. */
+static void
+test_bad_input(void **state)
+{
+	struct qtest			*t = *state;
+	struct queue_enqueue_req	 r = { .lane = "a", .kind = "k" };
+	struct queue_job		 j;
+	struct queue_policy		 p = { .jitter_pct = 101 };
+	enum queue_state		 st;
+	size_t				 n;
+
+	r.priority = 10;
+	assert_int_equal(queue_enqueue(t->q, &r, NULL), QUEUE_EINVAL);
+	assert_non_null(strstr(queue_errmsg(t->q), "priority"));
+	r.priority = -1;
+	assert_int_equal(queue_enqueue(t->q, &r, NULL), QUEUE_EINVAL);
+	r.priority = 0;
+	r.lane = NULL;
+	assert_int_equal(queue_enqueue(t->q, &r, NULL), QUEUE_EINVAL);
+	r.lane = "a";
+	r.payload_len = 3;
+	assert_int_equal(queue_enqueue(t->q, &r, NULL), QUEUE_EINVAL);
+	assert_int_equal(queue_claim(t->q, "a", "w", 0, &j, 0, &n),
+	    QUEUE_EINVAL);
+	assert_int_equal(queue_claim(t->q, "a", NULL, 0, &j, 1, &n),
+	    QUEUE_EINVAL);
+	assert_int_equal(queue_set_policy(t->q, "k", &p), QUEUE_EINVAL);
+	assert_int_equal(queue_set_lane_limits(t->q, "a", 2, 0, 2),
+	    QUEUE_EINVAL);
+	assert_int_equal(queue_get(t->q, 77, &j), QUEUE_ENOTFOUND);
+	assert_int_equal(queue_state_parse("failed", &st), 0);
+	assert_int_equal(st, QUEUE_FAILED);
+	assert_int_equal(queue_state_parse("bogus", &st), -1);
+	assert_string_equal(queue_state_name(QUEUE_CANCELLED), "CANCELLED");
+	assert_string_equal(queue_strerror(QUEUE_EFULL),
+	    "disk full: nothing was stored");
+	assert_int_equal(qtest_sql_int(t->q, "SELECT count(*) FROM jobs"), 0);
+}
+
+/* Payload bytes come back as they went in, zeros included. */
+static void
+test_payload(void **state)
+{
+	struct qtest			*t = *state;
+	static const unsigned char	 bytes[] = { 0, 1, 2, 0, 0xff, '<' };
+	struct queue_enqueue_req	 r = { .lane = "a", .kind = "k",
+	    .payload = bytes, .payload_len = sizeof bytes, .priority = 5 };
+	struct queue_job		 j;
+
+	assert_int_equal(queue_enqueue(t->q, &r, NULL), QUEUE_OK);
+	qtest_claim1(t->q, "a", &j);
+	assert_int_equal(j.payload_len, sizeof bytes);
+	assert_memory_equal(j.payload, bytes, sizeof bytes);
+	queue_job_clear(&j);
+	queue_job_clear(NULL);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_open_schema,
+		    qtest_setup, qtest_teardown),
+		cmocka_unit_test_setup_teardown(test_life_cycle,
+		    qtest_setup, qtest_teardown),
+		cmocka_unit_test_setup_teardown(test_history_fields,
+		    qtest_setup, qtest_teardown),
+		cmocka_unit_test_setup_teardown(test_fencing,
+		    qtest_setup, qtest_teardown),
+		cmocka_unit_test_setup_teardown(test_release,
+		    qtest_setup, qtest_teardown),
+		cmocka_unit_test_setup_teardown(test_caller_tx,
+		    qtest_setup, qtest_teardown),
+		cmocka_unit_test_setup_teardown(test_complete_many,
+		    qtest_setup, qtest_teardown),
+		cmocka_unit_test_setup_teardown(test_bad_input,
+		    qtest_setup, qtest_teardown),
+		cmocka_unit_test_setup_teardown(test_payload,
+		    qtest_setup, qtest_teardown),
+	};
+
+	return cmocka_run_group_tests_name("queue_basic", tests, NULL, NULL);
+}

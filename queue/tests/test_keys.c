@@ -1,0 +1,186 @@
+/* queue: idempotency keys and coalescing keys. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "queue/tests/qtest.h"
+
+/* Enqueue with keys; returns the rc, *id the job. */
+static int
+put_keyed(struct queue *q, const char *idem, const char *coalesce,
+    const char *payload, int64_t after, int64_t *id)
+{
+	struct queue_enqueue_req	r = {
+		.lane = "ncs:A",
+		.kind = "publish",
+		.priority = 5,
+		.idem_key = idem,
+		.coalesce_key = coalesce,
+		.payload = payload,
+		.payload_len = payload != NULL ? strlen(payload) : 0,
+		.after_job = after,
+	};
+
+	return queue_enqueue(q, &r, id);
+}
+
+/* The same idempotency key gives the same job, whatever its state. */
+static void
+test_idempotency(void **state)
+{
+	struct qtest		*t = *state;
+	struct queue_job	 j;
+	int64_t			 a, b, c;
+
+	assert_int_equal(put_keyed(t->q, "ncsA:roCreate:17", NULL, "x", 0, &a),
+	    QUEUE_OK);
+	assert_int_equal(put_keyed(t->q, "ncsA:roCreate:17", NULL, "y", 0, &b),
+	    QUEUE_EXISTS);
+	assert_int_equal(a, b);
+	assert_int_equal(qtest_sql_int(t->q, "SELECT count(*) FROM jobs"), 1);
+	qtest_claim1(t->q, "ncs:A", &j);
+	assert_memory_equal(j.payload, "x", 1);
+	assert_int_equal(queue_complete(t->q, a, j.lease_gen), QUEUE_OK);
+	queue_job_clear(&j);
+	assert_int_equal(put_keyed(t->q, "ncsA:roCreate:17", NULL, "z", 0, &b),
+	    QUEUE_EXISTS);
+	assert_int_equal(a, b);
+	assert_int_equal(qtest_state(t->q, a), QUEUE_DONE);
+
+	/* Inside one caller transaction, too. */
+	assert_int_equal(queue_tx_begin(t->q), QUEUE_OK);
+	assert_int_equal(put_keyed(t->q, "k2", NULL, NULL, 0, &b), QUEUE_OK);
+	assert_int_equal(put_keyed(t->q, "k2", NULL, NULL, 0, &c), QUEUE_EXISTS);
+	assert_int_equal(b, c);
+	assert_int_equal(queue_tx_commit(t->q), QUEUE_OK);
+	assert_int_equal(qtest_sql_int(t->q, "SELECT count(*) FROM jobs"), 2);
+	/* The index is what enforces it, and the plan says so. */
+	assert_int_equal(qtest_sql_int(t->q, "SELECT count(*) FROM "
+	    "sqlite_master WHERE name = 'jobs_idem' AND sql LIKE '%UNIQUE%'"), 1);
+}
+
+/* A burst of edits of one object becomes one job with the newest state. */
+static void
+test_coalesce(void **state)
+{
+	struct qtest		*t = *state;
+	struct queue_job	 j;
+	struct queue_stats	 st;
+	struct queue_event	*ev;
+	char			 note[64];
+	size_t			 n;
+	int64_t			 id[3], other;
+
+	assert_int_equal(put_keyed(t->q, NULL, "obj:A@ncs1", "rev1", 0, &id[0]),
+	    QUEUE_OK);
+	assert_int_equal(put_keyed(t->q, NULL, "obj:B@ncs1", "B", 0, &other),
+	    QUEUE_OK);
+	assert_int_equal(put_keyed(t->q, NULL, "obj:A@ncs1", "rev2", 0, &id[1]),
+	    QUEUE_OK);
+	assert_int_equal(put_keyed(t->q, NULL, "obj:A@ncs1", "rev3", 0, &id[2]),
+	    QUEUE_OK);
+	assert_int_equal(qtest_state(t->q, id[0]), QUEUE_CANCELLED);
+	assert_int_equal(qtest_state(t->q, id[1]), QUEUE_CANCELLED);
+	assert_int_equal(qtest_state(t->q, id[2]), QUEUE_QUEUED);
+	assert_int_equal(qtest_state(t->q, other), QUEUE_QUEUED);
+	assert_int_equal(queue_history(t->q, id[1], &ev, &n), QUEUE_OK);
+	assert_int_equal(n, 2);
+	snprintf(note, sizeof note, "coalesced into #%lld", (long long)id[2]);
+	assert_string_equal(ev[1].note, note);
+	queue_events_free(ev, n);
+	assert_int_equal(queue_stats(t->q, &st), QUEUE_OK);
+	assert_int_equal(st.coalesced, 2);
+	assert_int_equal(st.count[QUEUE_QUEUED], 2);
+
+	qtest_claim1(t->q, "ncs:A", &j);
+	assert_int_equal(j.id, other);
+	queue_job_clear(&j);
+	qtest_claim1(t->q, "ncs:A", &j);
+	assert_int_equal(j.id, id[2]);
+	assert_int_equal(j.payload_len, 4);
+	assert_memory_equal(j.payload, "rev3", 4);
+	queue_job_clear(&j);
+}
+
+/* A RUNNING job is not superseded: the new one waits behind it. */
+static void
+test_coalesce_running(void **state)
+{
+	struct qtest		*t = *state;
+	struct queue_job	 j;
+	struct queue_stats	 st;
+	int64_t			 a, b;
+
+	assert_int_equal(put_keyed(t->q, NULL, "obj:A@n", "rev1", 0, &a),
+	    QUEUE_OK);
+	qtest_claim1(t->q, "ncs:A", &j);
+	assert_int_equal(put_keyed(t->q, NULL, "obj:A@n", "rev2", 0, &b),
+	    QUEUE_OK);
+	assert_int_equal(qtest_state(t->q, a), QUEUE_RUNNING);
+	assert_int_equal(qtest_state(t->q, b), QUEUE_QUEUED);
+	assert_int_equal(queue_complete(t->q, a, j.lease_gen), QUEUE_OK);
+	queue_job_clear(&j);
+	assert_int_equal(queue_stats(t->q, &st), QUEUE_OK);
+	assert_int_equal(st.coalesced, 0);
+	qtest_claim1(t->q, "ncs:A", &j);
+	assert_int_equal(j.id, b);
+	queue_job_clear(&j);
+}
+
+/* Jobs that waited for a superseded job wait for its successor. */
+static void
+test_coalesce_chain(void **state)
+{
+	struct qtest		*t = *state;
+	struct queue_job	 j;
+	int64_t			 a, dep, b, bad;
+
+	assert_int_equal(put_keyed(t->q, NULL, "obj:A@n", "rev1", 0, &a),
+	    QUEUE_OK);
+	assert_int_equal(put_keyed(t->q, NULL, NULL, "then", a, &dep), QUEUE_OK);
+	/* A job may not wait for the job it would supersede. */
+	assert_int_equal(put_keyed(t->q, NULL, "obj:A@n", "x", a, &bad),
+	    QUEUE_EINVAL);
+	assert_int_equal(put_keyed(t->q, NULL, "obj:A@n", "x", dep, &bad),
+	    QUEUE_EINVAL);
+	assert_int_equal(qtest_state(t->q, a), QUEUE_QUEUED);
+
+	assert_int_equal(put_keyed(t->q, NULL, "obj:A@n", "rev2", 0, &b),
+	    QUEUE_OK);
+	assert_int_equal(qtest_state(t->q, a), QUEUE_CANCELLED);
+	assert_int_equal(queue_get(t->q, dep, &j), QUEUE_OK);
+	assert_int_equal(j.after_job, b);
+	assert_true(j.blocked);
+	queue_job_clear(&j);
+	qtest_claim1(t->q, "ncs:A", &j);
+	assert_int_equal(j.id, b);
+	assert_int_equal(qtest_claim_n(t->q, "ncs:A", 4, NULL), 0);
+	assert_int_equal(queue_complete(t->q, b, j.lease_gen), QUEUE_OK);
+	queue_job_clear(&j);
+	qtest_claim1(t->q, "ncs:A", &j);
+	assert_int_equal(j.id, dep);
+	queue_job_clear(&j);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_idempotency,
+		    qtest_setup, qtest_teardown),
+		cmocka_unit_test_setup_teardown(test_coalesce,
+		    qtest_setup, qtest_teardown),
+		cmocka_unit_test_setup_teardown(test_coalesce_running,
+		    qtest_setup, qtest_teardown),
+		cmocka_unit_test_setup_teardown(test_coalesce_chain,
+		    qtest_setup, qtest_teardown),
+	};
+
+	return cmocka_run_group_tests_name("queue_keys", tests, NULL, NULL);
+}

@@ -1,0 +1,19 @@
+#!/bin/sh
+# make lint: static analysis of our own sources with cppcheck (installed on
+# demand, as the build does with its libraries).
+set -eu
+if ! command -v cppcheck >/dev/null 2>&1; then
+	if [ "$(id -u)" -eq 0 ]; then
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq cppcheck >/dev/null
+	else
+		echo "lint: cppcheck missing; run: sudo apt-get install -y cppcheck" >&2
+		exit 1
+	fi
+fi
+inc=$(pkg-config --cflags-only-I libxml-2.0 sqlite3 libevent jansson inih cmocka)
+# shellcheck disable=SC2086
+cppcheck --quiet --std=c11 --enable=warning,performance,portability \
+	--inline-suppr --error-exitcode=1 -D_GNU_SOURCE -I. $inc \
+	--suppress=missingIncludeSystem \
+	mosxml queue gateway tools conformance bench
+echo "lint: clean"

@@ -1,0 +1,556 @@
+/*
+ * mosctl asset: the catalog from the command line. put and delete write the
+ * row and enqueue one delivery per enabled NCS in one transaction (the
+ * gateway's catalog code), so a change that mosctl reports as stored is
+ * delivered even if the gateway is down right now.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gateway/gateway.h"
+#include "tools/mosctl.h"
+
+/* Usage of the asset commands. */
+void
+mosctl_asset_usage(FILE *f)
+{
+	fprintf(f,
+	    "  asset put OBJID --slug S [--type STILL|AUDIO|VIDEO|OTHER] [--tb "
+	    "50]\n"
+	    "            [--dur SAMPLES] [--abstract TEXT | --abstract-xml "
+	    "XML]\n"
+	    "            [--description TEXT | --description-xml XML] [--group "
+	    "G]\n            [--air READY|'NOT READY'] [--path URL --tech "
+	    "DESC]...\n"
+	    "            [--proxy-path URL --tech DESC]... [--metadata-path "
+	    "URL --tech DESC]...\n"
+	    "            [--meta-schema URL --meta-payload XML [--meta-scope "
+	    "OBJECT]]...\n            [--by USER]\n"
+	    "  asset delete OBJID [--by USER]\n"
+	    "  asset ls [--all] [--after OBJID] [--limit N]\n"
+	    "  asset show OBJID\n");
+}
+
+/* Open the database through the gateway's schema. */
+static struct gwdb *
+asset_open(struct mosctl *ctl)
+{
+	struct gwdb_opts	 o;
+	struct gwdb		*g;
+	char			*err = NULL;
+
+	memset(&o, 0, sizeof o);
+	o.path = ctl->db;
+	o.sync_normal = ctl->sync_normal;
+	if (gwdb_open(&g, &o, &err) != QUEUE_OK) {
+		fprintf(ctl->err, "mosctl: %s: %s\n", ctl->db, err != NULL ?
+		    err : "?");
+		free(err);
+		return NULL;
+	}
+	return g;
+}
+
+/* The default user: $USER, else "mosctl". */
+static const char *
+asset_user(const char *by)
+{
+	const char	*u;
+
+	if (by != NULL)
+		return by;
+	if ((u = getenv("USER")) != NULL && *u != '\0')
+		return u;
+	return "mosctl";
+}
+
+/* Plain text as XML character data (for --description/--abstract). */
+static char *
+asset_escape(const char *s)
+{
+	struct sbuf	sb = { NULL, 0, 0 };
+
+	sbuf_xml_text(&sb, s);
+	if (sb.s == NULL)
+		sbuf_puts(&sb, "");
+	return sb.s;
+}
+
+/* Replace a string field. */
+static void
+asset_set(char **field, char *value)
+{
+	free(*field);
+	*field = value;
+}
+
+/* Set the techDescription of the last path given. */
+static int
+asset_tech(struct mosctl *ctl, struct catalog_asset *a, const char *tech)
+{
+	if (a->npaths == 0 || *a->paths[a->npaths - 1].tech != '\0') {
+		fprintf(ctl->err, "mosctl: --tech must follow a --path, "
+		    "--proxy-path or --metadata-path\n");
+		return -1;
+	}
+	asset_set(&a->paths[a->npaths - 1].tech, xstrdup(tech));
+	return 0;
+}
+
+/* Parse a non-negative integer argument. */
+static int
+asset_number(struct mosctl *ctl, const char *opt, const char *v, int64_t *out)
+{
+	char		*end;
+	long long	 n;
+
+	n = strtoll(v, &end, 10);
+	if (*v == '\0' || *end != '\0' || n < 0) {
+		fprintf(ctl->err, "mosctl: %s takes a number, not '%s'\n", opt,
+		    v);
+		return -1;
+	}
+	*out = n;
+	return 0;
+}
+
+enum {
+	OPT_SLUG = 256, OPT_TYPE, OPT_TB, OPT_DUR, OPT_ABSTRACT,
+	    OPT_ABSTRACT_XML,
+	OPT_DESC, OPT_DESC_XML, OPT_GROUP, OPT_AIR, OPT_PATH, OPT_PROXY,
+	    OPT_MDPATH,
+	OPT_TECH, OPT_SCHEMA, OPT_PAYLOAD, OPT_SCOPE, OPT_BY,
+};
+
+/* Apply one option of `asset put`; -1 on a usage error. */
+static int
+asset_put_opt(struct mosctl *ctl, struct catalog_asset *a, int c,
+    const char *arg, const char **schema, const char **scope)
+{
+	switch (c) {
+	case OPT_SLUG:
+		asset_set(&a->slug, xstrdup(arg));
+		return 0;
+	case OPT_TYPE:
+		asset_set(&a->type, xstrdup(arg));
+		return 0;
+	case OPT_TB:
+		asset_set(&a->tb, xstrdup(arg));
+		return 0;
+	case OPT_DUR:
+		return asset_number(ctl, "--dur", arg, &a->dur);
+	case OPT_ABSTRACT:
+		asset_set(&a->abstract, asset_escape(arg));
+		return 0;
+	case OPT_ABSTRACT_XML:
+		asset_set(&a->abstract, xstrdup(arg));
+		return 0;
+	case OPT_DESC:
+		asset_set(&a->description, asset_escape(arg));
+		return 0;
+	case OPT_DESC_XML:
+		asset_set(&a->description, xstrdup(arg));
+		return 0;
+	case OPT_GROUP:
+		asset_set(&a->group, xstrdup(arg));
+		return 0;
+	case OPT_AIR:
+		asset_set(&a->air, xstrdup(strcmp(arg, "NOTREADY") == 0 ?
+		    "NOT READY" : arg));
+		return 0;
+	case OPT_PATH:
+	case OPT_PROXY:
+	case OPT_MDPATH:
+		catalog_add_path(a, c == OPT_PATH ? CATALOG_PATH :
+		    c == OPT_PROXY ? CATALOG_PROXY : CATALOG_METADATA, "", arg);
+		return 0;
+	case OPT_TECH:
+		return asset_tech(ctl, a, arg);
+	case OPT_SCHEMA:
+		*schema = arg;
+		return 0;
+	case OPT_SCOPE:
+		*scope = arg;
+		return 0;
+	case OPT_PAYLOAD:
+		if (*schema == NULL) {
+			fprintf(ctl->err, "mosctl: --meta-payload needs a "
+			    "--meta-schema before it\n");
+			return -1;
+		}
+		catalog_add_meta(a, *scope, *schema, arg);
+		*schema = *scope = NULL;
+		return 0;
+	case OPT_BY:
+		asset_set(&a->changed_by, xstrdup(arg));
+		return 0;
+	}
+	mosctl_asset_usage(ctl->err);
+	return -1;
+}
+
+/* Print the outcome of a put or delete. */
+static void
+asset_report(struct mosctl *ctl, const char *verb, const char *obj_id, int rev,
+    int njobs)
+{
+	struct sbuf	sb = { NULL, 0, 0 };
+
+	if (ctl->json) {
+		sbuf_printf(&sb, "{\"op\":\"%s\",\"objID\":", verb);
+		sbuf_json_str(&sb, obj_id);
+		sbuf_printf(&sb, ",\"rev\":%d,\"deliveries\":%d}\n", rev,
+		    njobs);
+		fputs(sb.s, ctl->out);
+		sbuf_free(&sb);
+	} else
+		fprintf(ctl->out, "asset %s: %s rev %d, %d deliver%s queued\n",
+		    obj_id, verb, rev, njobs, njobs == 1 ? "y" : "ies");
+	if (njobs == 0)
+		fprintf(ctl->err, "mosctl: note: no NCS with publish on is "
+		    "recorded "
+		    "in this database (mosgw records them at start)\n");
+}
+
+/* asset put OBJID ... */
+static int
+asset_put(struct mosctl *ctl, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "slug", required_argument, NULL, OPT_SLUG },
+		{ "type", required_argument, NULL, OPT_TYPE },
+		{ "tb", required_argument, NULL, OPT_TB },
+		{ "dur", required_argument, NULL, OPT_DUR },
+		{ "abstract", required_argument, NULL, OPT_ABSTRACT },
+		{ "abstract-xml", required_argument, NULL, OPT_ABSTRACT_XML },
+		{ "description", required_argument, NULL, OPT_DESC },
+		{ "description-xml", required_argument, NULL, OPT_DESC_XML },
+		{ "group", required_argument, NULL, OPT_GROUP },
+		{ "air", required_argument, NULL, OPT_AIR },
+		{ "path", required_argument, NULL, OPT_PATH },
+		{ "proxy-path", required_argument, NULL, OPT_PROXY },
+		{ "metadata-path", required_argument, NULL, OPT_MDPATH },
+		{ "tech", required_argument, NULL, OPT_TECH },
+		{ "meta-schema", required_argument, NULL, OPT_SCHEMA },
+		{ "meta-payload", required_argument, NULL, OPT_PAYLOAD },
+		{ "meta-scope", required_argument, NULL, OPT_SCOPE },
+		{ "by", required_argument, NULL, OPT_BY },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct catalog_asset	 a;
+	struct gwdb		*g;
+	const char		*schema = NULL, *scope = NULL;
+	char			*err = NULL;
+	int			 c, rc, rev = 0, njobs = 0;
+	size_t			 i;
+
+	memset(&a, 0, sizeof a);
+	a.type = xstrdup("VIDEO");
+	a.tb = xstrdup("50");
+	a.air = xstrdup("READY");
+	a.description = xstrdup("");
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if (asset_put_opt(ctl, &a, c, optarg, &schema, &scope) != 0) {
+			catalog_asset_clear(&a);
+			return MOSCTL_EXIT_USAGE;
+		}
+	}
+	for (i = 0; i < a.npaths; i++) {
+		if (*a.paths[i].tech == '\0') {
+			fprintf(ctl->err, "mosctl: path '%s' needs --tech DESC "
+			    "after it\n", a.paths[i].url);
+			catalog_asset_clear(&a);
+			return MOSCTL_EXIT_USAGE;
+		}
+	}
+	if (optind + 1 != argc || a.slug == NULL || schema != NULL) {
+		fprintf(ctl->err, "mosctl: asset put needs OBJID and "
+		    "--slug%s\n", schema != NULL ? " (and --meta-payload after "
+		    "--meta-schema)" : "");
+		catalog_asset_clear(&a);
+		return MOSCTL_EXIT_USAGE;
+	}
+	a.obj_id = xstrdup(argv[optind]);
+	if (a.changed_by == NULL)
+		a.changed_by = xstrdup(asset_user(NULL));
+	a.created_by = xstrdup(a.changed_by);
+	if ((g = asset_open(ctl)) == NULL) {
+		catalog_asset_clear(&a);
+		return MOSCTL_EXIT_DB;
+	}
+	rc = catalog_put(g, &a, &rev, &njobs, &err);
+	if (rc == QUEUE_OK)
+		asset_report(ctl, "put", a.obj_id, rev, njobs);
+	else
+		fprintf(ctl->err, "mosctl: asset put %s: %s\n", a.obj_id,
+		    err != NULL ? err : queue_strerror(rc));
+	free(err);
+	gwdb_close(g);
+	catalog_asset_clear(&a);
+	if (rc == QUEUE_OK)
+		return MOSCTL_EXIT_OK;
+	return rc == QUEUE_EINVAL ? MOSCTL_EXIT_USAGE : MOSCTL_EXIT_DB;
+}
+
+/* asset delete OBJID [--by USER] */
+static int
+asset_delete(struct mosctl *ctl, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "by", required_argument, NULL, OPT_BY },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct gwdb	*g;
+	const char	*by = NULL;
+	char		*err = NULL;
+	int		 c, rc, rev = 0, njobs = 0;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if (c != OPT_BY) {
+			mosctl_asset_usage(ctl->err);
+			return MOSCTL_EXIT_USAGE;
+		}
+		by = optarg;
+	}
+	if (optind + 1 != argc) {
+		fprintf(ctl->err, "mosctl: asset delete needs OBJID\n");
+		return MOSCTL_EXIT_USAGE;
+	}
+	if ((g = asset_open(ctl)) == NULL)
+		return MOSCTL_EXIT_DB;
+	rc = catalog_delete(g, argv[optind], asset_user(by), &rev, &njobs,
+	    &err);
+	if (rc == QUEUE_OK)
+		asset_report(ctl, "delete", argv[optind], rev, njobs);
+	else
+		fprintf(ctl->err, "mosctl: asset delete %s: %s\n", argv[optind],
+		    err != NULL ? err : queue_strerror(rc));
+	free(err);
+	gwdb_close(g);
+	if (rc == QUEUE_OK)
+		return MOSCTL_EXIT_OK;
+	return rc == QUEUE_ENOTFOUND || rc == QUEUE_EINVAL ? MOSCTL_EXIT_FAIL :
+	    MOSCTL_EXIT_DB;
+}
+
+/* One asset as a JSON object. */
+static void
+asset_json(struct sbuf *sb, const struct catalog_asset *a)
+{
+	static const char *const kinds[] = { "path", "proxy", "metadata" };
+	size_t	i;
+
+	sbuf_puts(sb, "{\"objID\":");
+	sbuf_json_str(sb, a->obj_id);
+	sbuf_puts(sb, ",\"slug\":");
+	sbuf_json_str(sb, a->slug);
+	sbuf_printf(sb, ",\"type\":\"%s\",\"tb\":%s,\"dur\":%lld,\"rev\":%d,"
+	    "\"air\":\"%s\",\"status\":\"%s\",\"deleted\":%s", a->type, a->tb,
+	    (long long)a->dur, a->rev, a->air, a->status,
+	    a->deleted ? "true" : "false");
+	sbuf_puts(sb, ",\"group\":");
+	sbuf_json_str(sb, a->group != NULL ? a->group : "");
+	sbuf_puts(sb, ",\"abstract\":");
+	sbuf_json_str(sb, a->abstract != NULL ? a->abstract : "");
+	sbuf_puts(sb, ",\"description\":");
+	sbuf_json_str(sb, a->description != NULL ? a->description : "");
+	sbuf_puts(sb, ",\"createdBy\":");
+	sbuf_json_str(sb, a->created_by);
+	sbuf_printf(sb, ",\"created\":%lld,\"changedBy\":",
+	    (long long)a->created_ms);
+	sbuf_json_str(sb, a->changed_by);
+	sbuf_printf(sb, ",\"changed\":%lld,\"paths\":[",
+	    (long long)a->changed_ms);
+	for (i = 0; i < a->npaths; i++) {
+		sbuf_printf(sb, "%s{\"kind\":\"%s\",\"tech\":",
+		    i == 0 ? "" : ",", kinds[a->paths[i].kind]);
+		sbuf_json_str(sb, a->paths[i].tech);
+		sbuf_puts(sb, ",\"url\":");
+		sbuf_json_str(sb, a->paths[i].url);
+		sbuf_puts(sb, "}");
+	}
+	sbuf_puts(sb, "],\"meta\":[");
+	for (i = 0; i < a->nmeta; i++) {
+		sbuf_printf(sb, "%s{\"scope\":", i == 0 ? "" : ",");
+		sbuf_json_str(sb, a->meta[i].scope != NULL ?
+		    a->meta[i].scope : "");
+		sbuf_puts(sb, ",\"schema\":");
+		sbuf_json_str(sb, a->meta[i].schema);
+		sbuf_puts(sb, ",\"payload\":");
+		sbuf_json_str(sb, a->meta[i].payload);
+		sbuf_puts(sb, "}");
+	}
+	sbuf_puts(sb, "]}\n");
+}
+
+/* One asset for people. */
+static void
+asset_print(FILE *f, const struct catalog_asset *a)
+{
+	static const char *const kinds[] = { "objPath", "objProxyPath",
+	    "objMetadataPath" };
+	char	created[32], changed[32];
+	size_t	i;
+
+	util_iso_ms(a->created_ms, created, sizeof created);
+	util_iso_ms(a->changed_ms, changed, sizeof changed);
+	fprintf(f, "objID:       %s\nslug:        %s\ntype:        %s\n"
+	    "tb:          %s\ndur:         %lld\nrev:         %d\n"
+	    "air:         %s\nstatus:      %s%s\ngroup:       %s\n"
+	    "abstract:    %s\ndescription: %s\ncreated:     %s by %s\n"
+	    "changed:     %s by %s\n", a->obj_id, a->slug, a->type, a->tb,
+	    (long long)a->dur, a->rev, a->air, a->status,
+	    a->deleted ? " (tombstone)" : "", a->group != NULL ? a->group : "",
+	    a->abstract != NULL ? a->abstract : "", a->description,
+	    created, a->created_by, changed, a->changed_by);
+	for (i = 0; i < a->npaths; i++)
+		fprintf(f, "%-13s%s (%s)\n", kinds[a->paths[i].kind],
+		    a->paths[i].url, a->paths[i].tech);
+	for (i = 0; i < a->nmeta; i++)
+		fprintf(f, "metadata:    %s%s%s: %s\n", a->meta[i].schema,
+		    a->meta[i].scope != NULL ? " scope " : "",
+		    a->meta[i].scope != NULL ? a->meta[i].scope : "",
+		    a->meta[i].payload);
+}
+
+/* asset show OBJID */
+static int
+asset_show(struct mosctl *ctl, int argc, char **argv)
+{
+	struct catalog_asset	 a;
+	struct gwdb		*g;
+	struct sbuf		 sb = { NULL, 0, 0 };
+	int			 rc;
+
+	if (argc != 2) {
+		fprintf(ctl->err, "mosctl: asset show needs OBJID\n");
+		return MOSCTL_EXIT_USAGE;
+	}
+	if ((g = asset_open(ctl)) == NULL)
+		return MOSCTL_EXIT_DB;
+	rc = catalog_get(g, argv[1], &a);
+	if (rc == QUEUE_OK) {
+		if (ctl->json) {
+			asset_json(&sb, &a);
+			fputs(sb.s, ctl->out);
+			sbuf_free(&sb);
+		} else
+			asset_print(ctl->out, &a);
+		catalog_asset_clear(&a);
+	} else
+		fprintf(ctl->err, "mosctl: asset %s: %s\n", argv[1],
+		    rc == QUEUE_ENOTFOUND ? "not in the catalog" :
+		    queue_strerror(rc));
+	gwdb_close(g);
+	if (rc == QUEUE_OK)
+		return MOSCTL_EXIT_OK;
+	return rc == QUEUE_ENOTFOUND ? MOSCTL_EXIT_FAIL : MOSCTL_EXIT_DB;
+}
+
+/* Print one page of `asset ls`. */
+static void
+asset_ls_page(struct mosctl *ctl, const struct catalog_asset *a, size_t n)
+{
+	struct sbuf	sb = { NULL, 0, 0 };
+	char		changed[32];
+	size_t		i;
+
+	for (i = 0; i < n; i++) {
+		if (ctl->json) {
+			sb.len = 0;
+			asset_json(&sb, &a[i]);
+			fputs(sb.s, ctl->out);
+			continue;
+		}
+		util_iso_ms(a[i].changed_ms, changed, sizeof changed);
+		fprintf(ctl->out, "%-24s %4d %-8s %-6s %-24s %s\n", a[i].obj_id,
+		    a[i].rev, a[i].status, a[i].type, changed, a[i].slug);
+	}
+	sbuf_free(&sb);
+}
+
+/* asset ls [--all] [--after OBJID] [--limit N] */
+static int
+asset_ls(struct mosctl *ctl, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "all", no_argument, NULL, 'a' },
+		{ "after", required_argument, NULL, 'A' },
+		{ "limit", required_argument, NULL, 'l' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct catalog_asset	 page[100];
+	struct gwdb		*g;
+	char			*after = NULL;
+	bool			 all = false;
+	int64_t			 limit = 1000, shown = 0;
+	size_t			 n, i, want;
+	int			 c, rc = QUEUE_OK;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if (c == 'a')
+			all = true;
+		else if (c == 'A')
+			asset_set(&after, xstrdup(optarg));
+		else if (c != 'l' || asset_number(ctl, "--limit", optarg,
+		    &limit) != 0) {
+			free(after);
+			return MOSCTL_EXIT_USAGE;
+		}
+	}
+	if ((g = asset_open(ctl)) == NULL) {
+		free(after);
+		return MOSCTL_EXIT_DB;
+	}
+	if (!ctl->json)
+		fprintf(ctl->out, "%-24s %4s %-8s %-6s %-24s "
+		    "%s\n", "OBJID", "REV",
+		    "STATUS", "TYPE", "CHANGED", "SLUG");
+	while (shown < limit) {
+		want = limit - shown < (int64_t)nitems(page) ?
+		    (size_t)(limit - shown) : nitems(page);
+		if ((rc = catalog_list(g, after, all, page, want,
+		    &n)) != QUEUE_OK || n == 0)
+			break;
+		asset_ls_page(ctl, page, n);
+		asset_set(&after, xstrdup(page[n - 1].obj_id));
+		for (i = 0; i < n; i++)
+			catalog_asset_clear(&page[i]);
+		shown += (int64_t)n;
+		if (n < want)
+			break;
+	}
+	free(after);
+	gwdb_close(g);
+	if (rc != QUEUE_OK) {
+		fprintf(ctl->err, "mosctl: asset ls: %s\n", queue_strerror(rc));
+		return MOSCTL_EXIT_DB;
+	}
+	return MOSCTL_EXIT_OK;
+}
+
+/* mosctl asset VERB ... */
+int
+mosctl_asset(struct mosctl *ctl, int argc, char **argv)
+{
+	if (argc < 1) {
+		mosctl_asset_usage(ctl->err);
+		return MOSCTL_EXIT_USAGE;
+	}
+	if (strcmp(argv[0], "put") == 0)
+		return asset_put(ctl, argc, argv);
+	if (strcmp(argv[0], "delete") == 0)
+		return asset_delete(ctl, argc, argv);
+	if (strcmp(argv[0], "ls") == 0)
+		return asset_ls(ctl, argc, argv);
+	if (strcmp(argv[0], "show") == 0)
+		return asset_show(ctl, argc, argv);
+	fprintf(ctl->err, "mosctl: unknown asset command '%s'\n", argv[0]);
+	mosctl_asset_usage(ctl->err);
+	return MOSCTL_EXIT_USAGE;
+}

@@ -1,0 +1,249 @@
+/*
+ * mosctl history: the gateway's record of every frame sent and received.
+ * `export` writes the capture format of conformance/capture.md.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gateway/gateway.h"
+#include "tools/mosctl.h"
+
+#define HISTORY_DEFAULT_RETENTION_S	604800
+
+/* Usage of the history commands. */
+void
+mosctl_history_usage(FILE *f)
+{
+	fprintf(f,
+	    "  history ls [--ncs NAME] [--since T] [--until T] [--limit N]\n"
+	    "  history export [--ncs NAME] [--since T] [--until T] [-o FILE]\n"
+	    "  history prune [--older-than SECONDS]   (default 604800)\n"
+	    "  (T: ISO 8601 UTC like 2026-11-29T10:00:00Z, or ms since "
+	    "1970)\n");
+}
+
+/* Open the database through the gateway's schema. */
+static struct gwdb *
+history_open(struct mosctl *ctl)
+{
+	struct gwdb_opts	 o;
+	struct gwdb		*g;
+	char			*err = NULL;
+
+	memset(&o, 0, sizeof o);
+	o.path = ctl->db;
+	o.sync_normal = ctl->sync_normal;
+	if (gwdb_open(&g, &o, &err) != QUEUE_OK) {
+		fprintf(ctl->err, "mosctl: %s: %s\n", ctl->db, err != NULL ?
+		    err : "?");
+		free(err);
+		return NULL;
+	}
+	return g;
+}
+
+/* Parse the shared filter options; -1 on a usage error. */
+static int
+history_options(struct mosctl *ctl, int argc, char **argv,
+    struct history_filter *f, const char **out)
+{
+	static const struct option longopts[] = {
+		{ "ncs", required_argument, NULL, 'n' },
+		{ "since", required_argument, NULL, 's' },
+		{ "until", required_argument, NULL, 'u' },
+		{ "limit", required_argument, NULL, 'l' },
+		{ "output", required_argument, NULL, 'o' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char	*end;
+	int	 c;
+
+	memset(f, 0, sizeof *f);
+	optind = 0;
+	while ((c = getopt_long(argc, argv, out != NULL ? "o:" : "", longopts,
+	    NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			f->ncs = optarg;
+			break;
+		case 's':
+		case 'u':
+			if (util_parse_iso_ms(optarg, c == 's' ? &f->since_ms :
+			    &f->until_ms) != 0) {
+				fprintf(ctl->err, "mosctl: --%s: '%s' is not a "
+				    "time (ISO 8601 UTC or ms since 1970)\n",
+				    c == 's' ? "since" : "until", optarg);
+				return -1;
+			}
+			break;
+		case 'l':
+			f->limit = (int)strtol(optarg, &end, 10);
+			if (*end != '\0' || f->limit <= 0) {
+				fprintf(ctl->err, "mosctl: --limit takes a "
+				    "positive number\n");
+				return -1;
+			}
+			break;
+		case 'o':
+			if (out == NULL)
+				goto usage;
+			*out = optarg;
+			break;
+		default:
+			goto usage;
+		}
+	}
+	if (optind != argc)
+		goto usage;
+	return 0;
+usage:
+	mosctl_history_usage(ctl->err);
+	return -1;
+}
+
+/* history ls: newest first. */
+static int
+history_ls(struct mosctl *ctl, int argc, char **argv)
+{
+	struct history_filter	 f;
+	struct history_rec	*v;
+	struct gwdb		*g;
+	struct sbuf		 sb = { NULL, 0, 0 };
+	char			 ts[32];
+	size_t			 n, i;
+	int			 rc;
+
+	if (history_options(ctl, argc, argv, &f, NULL) != 0)
+		return MOSCTL_EXIT_USAGE;
+	if (f.limit == 0)
+		f.limit = 50;
+	f.newest_first = true;
+	if ((g = history_open(ctl)) == NULL)
+		return MOSCTL_EXIT_DB;
+	if ((rc = history_list(g, &f, &v, &n)) != QUEUE_OK) {
+		fprintf(ctl->err, "mosctl: history ls: %s\n",
+		    queue_strerror(rc));
+		gwdb_close(g);
+		return MOSCTL_EXIT_DB;
+	}
+	if (!ctl->json)
+		fprintf(ctl->out, "%-8s %-24s %-10s %-5s %-3s %6s %10s %-16s "
+		    "%s\n",
+		    "ID", "TIME", "NCS", "PORT", "DIR", "CONN", "MSGID", "TYPE",
+		    "OUTCOME");
+	for (i = 0; i < n; i++) {
+		if (ctl->json) {
+			sb.len = 0;
+			history_capture_line(&sb, &v[i]);
+			fprintf(ctl->out, "%s\n", sb.s);
+			continue;
+		}
+		util_iso_ms(v[i].t_ms, ts, sizeof ts);
+		fprintf(ctl->out, "%-8lld %-24s %-10s %-5s %-3s %6llu %10d "
+		    "%-16s %s\n",
+		    (long long)v[i].id, ts, v[i].ncs, gw_port_name(v[i].port),
+		    v[i].dir == HISTORY_IN ? "in" : "out",
+		    (unsigned long long)v[i].conn, (int)v[i].message_id,
+		    v[i].type, v[i].outcome);
+	}
+	sbuf_free(&sb);
+	history_recs_free(v, n);
+	gwdb_close(g);
+	return MOSCTL_EXIT_OK;
+}
+
+/* history export: capture lines, oldest first, to stdout or -o FILE. */
+static int
+history_export_cmd(struct mosctl *ctl, int argc, char **argv)
+{
+	struct history_filter	 f;
+	struct gwdb		*g;
+	const char		*out = NULL;
+	FILE			*fp;
+	size_t			 n = 0;
+	int			 rc;
+
+	if (history_options(ctl, argc, argv, &f, &out) != 0)
+		return MOSCTL_EXIT_USAGE;
+	if ((g = history_open(ctl)) == NULL)
+		return MOSCTL_EXIT_DB;
+	fp = ctl->out;
+	if (out != NULL && strcmp(out, "-") != 0 && (fp =
+	    fopen(out, "w")) == NULL) {
+		fprintf(ctl->err, "mosctl: %s: %s\n", out, strerror(errno));
+		gwdb_close(g);
+		return MOSCTL_EXIT_FAIL;
+	}
+	rc = history_export(g, &f, fp, &n);
+	if (fp != ctl->out && fclose(fp) != 0 && rc == QUEUE_OK)
+		rc = QUEUE_EIO;
+	gwdb_close(g);
+	if (rc != QUEUE_OK) {
+		fprintf(ctl->err, "mosctl: history export: %s\n",
+		    queue_strerror(rc));
+		return MOSCTL_EXIT_DB;
+	}
+	if (out != NULL)
+		fprintf(ctl->err, "mosctl: %zu messages written to %s\n", n,
+		    out);
+	return MOSCTL_EXIT_OK;
+}
+
+/* history prune [--older-than SECONDS] */
+static int
+history_prune_cmd(struct mosctl *ctl, int argc, char **argv)
+{
+	struct gwdb	*g;
+	char		*end;
+	long long	 secs = HISTORY_DEFAULT_RETENTION_S;
+	size_t		 n = 0;
+	int		 rc;
+
+	if (argc == 3 && strcmp(argv[1], "--older-than") == 0) {
+		secs = strtoll(argv[2], &end, 10);
+		if (*end != '\0' || secs < 0) {
+			fprintf(ctl->err, "mosctl: --older-than takes "
+			    "seconds\n");
+			return MOSCTL_EXIT_USAGE;
+		}
+	} else if (argc != 1) {
+		mosctl_history_usage(ctl->err);
+		return MOSCTL_EXIT_USAGE;
+	}
+	if ((g = history_open(ctl)) == NULL)
+		return MOSCTL_EXIT_DB;
+	rc = history_prune(g, secs * 1000, 0, &n);
+	gwdb_close(g);
+	if (rc != QUEUE_OK) {
+		fprintf(ctl->err, "mosctl: history prune: %s\n",
+		    queue_strerror(rc));
+		return MOSCTL_EXIT_DB;
+	}
+	if (ctl->json)
+		fprintf(ctl->out, "{\"pruned\":%zu}\n", n);
+	else
+		fprintf(ctl->out, "%zu history rows deleted\n", n);
+	return MOSCTL_EXIT_OK;
+}
+
+/* mosctl history VERB ... */
+int
+mosctl_history(struct mosctl *ctl, int argc, char **argv)
+{
+	if (argc < 1) {
+		mosctl_history_usage(ctl->err);
+		return MOSCTL_EXIT_USAGE;
+	}
+	if (strcmp(argv[0], "ls") == 0)
+		return history_ls(ctl, argc, argv);
+	if (strcmp(argv[0], "export") == 0)
+		return history_export_cmd(ctl, argc, argv);
+	if (strcmp(argv[0], "prune") == 0)
+		return history_prune_cmd(ctl, argc, argv);
+	fprintf(ctl->err, "mosctl: unknown history command '%s'\n", argv[0]);
+	mosctl_history_usage(ctl->err);
+	return MOSCTL_EXIT_USAGE;
+}
