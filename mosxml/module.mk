@@ -12,7 +12,7 @@ $(LIB_MOSXML): $(MOSXML_SRCS:%.c=$(OBJ)/%.o)
 $(LIB_MOSJSON): $(MOSJSON_SRCS:%.c=$(OBJ)/%.o)
 	$(call archive)
 
-# Every suite also links the shared helpers of mosxml/tests/util.c.
+# Every suite also links the common test code of mosxml/tests/util.c.
 MOSXML_TESTS = $(patsubst mosxml/tests/test_%.c,$(B)/tests/mosxml_%,$(wildcard mosxml/tests/test_*.c))
 $(MOSXML_TESTS): $(B)/tests/mosxml_%: $(OBJ)/mosxml/tests/test_%.o \
                  $(OBJ)/mosxml/tests/util.o $(LIB_MOSJSON) $(LIB_MOSXML)

@@ -484,6 +484,36 @@ group_child(struct pctx *c, struct frame *top, const xmlChar *name)
 	return 1;
 }
 
+/* listMachInfo <supportedProfiles deviceType="...">. */
+static void
+start_profiles(struct pctx *c, struct mos_list_mach_info *l,
+    const xmlChar *name, int nb, const xmlChar **attrs)
+{
+	struct frame	*fr;
+
+	l->profiles_flat = false;
+	if ((l->device_type = attr_find(c, "deviceType", nb, attrs)) == NULL &&
+	    c->mode == MOS_STRICT) {
+		perr(c, MOS_E_FIELD, "supportedProfiles: deviceType missing");
+		return;
+	}
+	if ((fr = push(c, FR_PROFILES, name)) != NULL)
+		fr->base = l;
+}
+
+/* roStorySend <storyBody Read1stMEMasBody="...">. */
+static void
+start_body(struct pctx *c, struct mos_story_body *b, const xmlChar *name,
+    int nb, const xmlChar **attrs)
+{
+	struct frame	*fr;
+
+	memset(b, 0, sizeof *b);
+	b->read1st_mem_as_body = attr_find(c, "Read1stMEMasBody", nb, attrs);
+	if ((fr = push(c, FR_BODY, name)) != NULL)
+		fr->slot = b;
+}
+
 /* A child element of a struct: find its field and start it. */
 static void
 struct_child(struct pctx *c, struct frame *top, const xmlChar *name,
@@ -551,22 +581,10 @@ struct_child(struct pctx *c, struct frame *top, const xmlChar *name,
 		}
 		break;
 	case MOS_FK_PROFILES:
-		l->profiles_flat = false;
-		if ((l->device_type = attr_find(c, "deviceType", nb, attrs)) ==
-		    NULL && c->mode == MOS_STRICT) {
-			perr(c, MOS_E_FIELD, "supportedProfiles: deviceType "
-			    "missing");
-			break;
-		}
-		if ((fr = push(c, FR_PROFILES, name)) != NULL)
-			fr->base = top->base;
+		start_profiles(c, l, name, nb, attrs);
 		break;
 	case MOS_FK_BODY:
-		memset(p, 0, sizeof(struct mos_story_body));
-		((struct mos_story_body *)p)->read1st_mem_as_body =
-		    attr_find(c, "Read1stMEMasBody", nb, attrs);
-		if ((fr = push(c, FR_BODY, name)) != NULL)
-			fr->slot = p;
+		start_body(c, p, name, nb, attrs);
 		break;
 	}
 }

@@ -1,7 +1,7 @@
 /*
  * mosxml internals: the descriptor tables that drive the one generic
  * walker each for parse (parse.c), write (write.c), JSON (json.c) and
- * compare (schema.c), plus the arena and buffer helpers they share.
+ * compare (schema.c), plus the arena and buffer functions they share.
  * Not installed; only the codec sources include it.
  */
 #ifndef MOSXML_SCHEMA_H

@@ -118,6 +118,7 @@ test_shared_examples(void **state)
 	mostest_list_free(files, n);
 }
 
+/* Run the mosxml_examples suite. */
 int
 main(void)
 {

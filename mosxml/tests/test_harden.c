@@ -440,6 +440,7 @@ test_large_frame_memory(void **state)
 	free(b.s);
 }
 
+/* Run the mosxml_harden suite. */
 int
 main(void)
 {

@@ -376,6 +376,7 @@ test_json_doc_examples(void **state)
 	free(doc);
 }
 
+/* Run the mosxml_json suite. */
 int
 main(void)
 {

@@ -622,7 +622,7 @@ test_encodings(void **state)
 	free(buf);
 }
 
-/* The model API: types, arena helpers, equality. */
+/* The model API: types, arena functions, equality. */
 static void
 test_model_api(void **state)
 {
@@ -737,6 +737,7 @@ test_threads(void **state)
 	free(buf);
 }
 
+/* Run the mosxml_parse suite. */
 int
 main(void)
 {

@@ -248,6 +248,7 @@ test_dec(void **state)
 	assert_int_equal(mos_dec_format(&d, buf, sizeof buf), 0);
 }
 
+/* Run the mosxml_time suite. */
 int
 main(void)
 {

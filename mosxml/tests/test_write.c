@@ -296,6 +296,7 @@ test_built_messages(void **state)
 	mos_buf_free(&out);
 }
 
+/* Run the mosxml_write suite. */
 int
 main(void)
 {

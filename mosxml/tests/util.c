@@ -1,5 +1,5 @@
 /*
- * Helpers shared by the mosxml test suites.
+ * Code shared by the mosxml test suites.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -38,7 +38,7 @@ mostest_slurp(const char *path, size_t *len)
 	return buf;
 }
 
-/* Sort helper for paths. */
+/* Order paths for qsort. */
 static int
 list_cmp(const void *a, const void *b)
 {

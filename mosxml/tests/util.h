@@ -1,5 +1,5 @@
 /*
- * Helpers shared by the mosxml test suites: files, fixture lists, the
+ * Code shared by the mosxml test suites: files, fixture lists, the
  * shared MOS examples, UTF-16BE copies and process memory figures.
  */
 #ifndef MOSXML_TESTS_UTIL_H
