@@ -67,6 +67,24 @@ queue_enqueue_parent(struct queue *q, const struct queue_enqueue_req *r,
 	return queue_sql_done(q, s, rc);
 }
 
+/* The job holding an idempotency key (ON CONFLICT DO NOTHING found it). */
+static int
+queue_enqueue_existing(struct queue *q, const char *key, int64_t *id)
+{
+	sqlite3_stmt	*s;
+	int		 rc;
+
+	if ((s = queue_sql(q, ST_IDEM_LOOKUP)) == NULL)
+		return QUEUE_EIO;
+	sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
+	if ((rc = sqlite3_step(s)) != SQLITE_ROW)
+		return queue_sql_done(q, s, rc == SQLITE_DONE ?
+		    queue_errx(q, QUEUE_EIO, "enqueue: conflict without an "
+		    "idempotency key") : queue_err(q, rc, "enqueue"));
+	*id = sqlite3_column_int64(s, 0);
+	return queue_sql_done(q, s, QUEUE_EXISTS);
+}
+
 /* Insert the row; QUEUE_EXISTS and the old id if the idem_key is taken. */
 static int
 queue_enqueue_insert(struct queue *q, const struct queue_enqueue_req *r,
@@ -102,26 +120,15 @@ queue_enqueue_insert(struct queue *q, const struct queue_enqueue_req *r,
 	if (rc != SQLITE_DONE)
 		return queue_sql_done(q, s, queue_err(q, rc, "enqueue"));
 	queue_sql_done(q, s, QUEUE_OK);
-	if (*id != 0) {
-		if (blocked)
-			snprintf(note, sizeof note, "waiting for #%lld",
-			    (long long)r->after_job);
-		else
-			snprintf(note, sizeof note, "enqueued");
-		return queue_sql_event(q, *id, now, QUEUE_QUEUED, QUEUE_QUEUED,
-		    0, NULL, note);
-	}
-
-	/* ON CONFLICT DO NOTHING: the key is taken, in this transaction. */
-	if ((s = queue_sql(q, ST_IDEM_LOOKUP)) == NULL)
-		return QUEUE_EIO;
-	sqlite3_bind_text(s, 1, r->idem_key, -1, SQLITE_STATIC);
-	if ((rc = sqlite3_step(s)) != SQLITE_ROW)
-		return queue_sql_done(q, s, rc == SQLITE_DONE ?
-		    queue_errx(q, QUEUE_EIO, "enqueue: conflict without an "
-		    "idempotency key") : queue_err(q, rc, "enqueue"));
-	*id = sqlite3_column_int64(s, 0);
-	return queue_sql_done(q, s, QUEUE_EXISTS);
+	if (*id == 0)
+		return queue_enqueue_existing(q, r->idem_key, id);
+	if (blocked)
+		snprintf(note, sizeof note, "waiting for #%lld",
+		    (long long)r->after_job);
+	else
+		snprintf(note, sizeof note, "enqueued");
+	return queue_sql_event(q, *id, now, QUEUE_QUEUED, QUEUE_QUEUED, 0, NULL,
+	    note);
 }
 
 /* Supersede the QUEUED jobs with the new job's coalesce key. */

@@ -1,15 +1,15 @@
 # queue/: the durable job queue (libmosqueue.a, sqlite3 only). Every
 # queue/tests/test_NAME.c becomes the suite $(B)/tests/queue_NAME, linked
-# with the shared test helpers (queue/tests/*.c without the test_ prefix).
+# with the shared test rig (queue/tests/*.c without the test_ prefix).
 
 QUEUE_SRCS = $(wildcard queue/*.c)
 
 $(LIB_QUEUE): $(QUEUE_SRCS:%.c=$(OBJ)/%.o)
 	$(call archive)
 
-QUEUE_TEST_HELPERS = $(filter-out queue/tests/test_%.c,$(wildcard queue/tests/*.c))
+QUEUE_TEST_RIG = $(filter-out queue/tests/test_%.c,$(wildcard queue/tests/*.c))
 QUEUE_TESTS = $(patsubst queue/tests/test_%.c,$(B)/tests/queue_%,$(wildcard queue/tests/test_*.c))
 $(QUEUE_TESTS): $(B)/tests/queue_%: $(OBJ)/queue/tests/test_%.o \
-                $(QUEUE_TEST_HELPERS:%.c=$(OBJ)/%.o) $(LIB_QUEUE)
+                $(QUEUE_TEST_RIG:%.c=$(OBJ)/%.o) $(LIB_QUEUE)
 	$(call link,$(LIBS_SQLITE) $(LIBS_CMOCKA) -lpthread)
 TEST_PROGS += $(QUEUE_TESTS)

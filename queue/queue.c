@@ -1,4 +1,4 @@
-/* queue: open and close, transactions, lock waits, errors, policies. */
+/* queue: open and close, errors, names, policies, lane limits. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -33,6 +33,13 @@ queue_clock_ms(clockid_t id)
 
 	clock_gettime(id, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Milliseconds of the monotonic clock (lock waits). */
+int64_t
+queue_mono_ms(void)
+{
+	return queue_clock_ms(CLOCK_MONOTONIC);
 }
 
 /* The queue's clock: the injected one, or the wall clock. */
@@ -159,32 +166,6 @@ queue_state_parse(const char *s, enum queue_state *st)
 		}
 	}
 	return -1;
-}
-
-/*
- * Wait for a lock held by another process: short sleeps growing from 20 us
- * to about 1.3 ms, with jitter, until busy_ms have passed since this wait
- * (or the transaction that waits) began.
- */
-static int
-queue_busy_cb(void *arg, int count)
-{
-	struct queue	*q = arg;
-	struct timespec	 ts;
-	int64_t		 now = queue_clock_ms(CLOCK_MONOTONIC), left, us;
-
-	if (count == 0 && !q->busy_fixed)
-		q->busy_start = now;
-	if ((left = q->busy_ms - (now - q->busy_start)) <= 0)
-		return 0;
-	us = (int64_t)20 << (count < 6 ? count : 6);
-	us = us / 2 + (int64_t)(queue_rand(q) % (uint64_t)us);
-	if (us > left * 1000)
-		us = left * 1000;
-	ts.tv_sec = us / 1000000;
-	ts.tv_nsec = (us % 1000000) * 1000;
-	nanosleep(&ts, NULL);
-	return 1;
 }
 
 /* The policy of a kind (or the default). */
@@ -326,162 +307,6 @@ queue_set_lane_limits(struct queue *q, const char *lane, int max_running,
 	return QUEUE_OK;
 }
 
-/*
- * BEGIN IMMEDIATE, first in line among this process's threads (lock.c),
- * then against other processes (the busy handler), within one budget.
- */
-static int
-queue_tx_begin_immediate(struct queue *q)
-{
-	int	rc;
-
-	q->busy_start = queue_clock_ms(CLOCK_MONOTONIC);
-	q->busy_fixed = true;
-	if (queue_flock_lock(q->flock, q->busy_ms) != 0) {
-		q->busy_fixed = false;
-		return queue_errx(q, QUEUE_EBUSY, "begin transaction: another "
-		    "thread of this process held the queue for %d ms",
-		    q->busy_ms);
-	}
-	rc = queue_sql_exec(q, ST_BEGIN, "begin transaction");
-	q->busy_fixed = false;
-	if (rc != QUEUE_OK)
-		queue_flock_unlock(q->flock);
-	else
-		q->flocked = true;
-	return rc;
-}
-
-/*
- * Enter a transaction level: BEGIN IMMEDIATE, or a savepoint inside one
- * (ours, or one the caller began on queue_db() itself).
- */
-int
-queue_tx_enter(struct queue *q)
-{
-	int	rc;
-
-	if (q->depth == 0 && !sqlite3_get_autocommit(q->db))
-		q->foreign = true;
-	if (q->depth > 0 || q->foreign) {
-		if (q->broken != 0)
-			return q->broken;
-		rc = queue_sql_exec(q, ST_SAVEPOINT, "savepoint");
-	} else
-		rc = queue_tx_begin_immediate(q);
-	if (rc == QUEUE_OK)
-		q->depth++;
-	return rc;
-}
-
-/* Roll back whatever is open, keeping the last error message. */
-static void
-queue_tx_abort(struct queue *q)
-{
-	if (!sqlite3_get_autocommit(q->db))
-		sqlite3_exec(q->db, "ROLLBACK", NULL, NULL, NULL);
-}
-
-/* The outer transaction is over: let the next writer of this process in. */
-static void
-queue_tx_done(struct queue *q)
-{
-	if (q->flocked) {
-		q->flocked = false;
-		queue_flock_unlock(q->flock);
-	}
-}
-
-/* Leave a savepoint level: release it, rolled back first if rc < 0. */
-static int
-queue_tx_leave_savepoint(struct queue *q, int rc)
-{
-	int	rc2;
-
-	/* A disk-full or I/O error may have rolled back everything. */
-	if (q->broken == 0 && sqlite3_get_autocommit(q->db))
-		q->broken = rc < 0 ? rc : QUEUE_EIO;
-	if (q->broken != 0)
-		return rc < 0 ? rc : q->broken;
-	if (rc < 0 && (rc2 = queue_sql_exec(q, ST_ROLLBACK_SP,
-	    "rollback to savepoint")) != QUEUE_OK)
-		q->broken = rc2;
-	if ((rc2 = queue_sql_exec(q, ST_RELEASE_SP, "release savepoint")) !=
-	    QUEUE_OK) {
-		if (q->broken == 0)
-			q->broken = rc2;
-		if (rc >= 0)
-			rc = rc2;
-	}
-	return rc;
-}
-
-/* Leave the outer level: COMMIT when rc >= 0, else ROLLBACK. */
-static int
-queue_tx_leave_top(struct queue *q, int rc)
-{
-	int	rc2;
-
-	if (q->broken != 0) {
-		if (rc >= 0)
-			rc = q->broken;
-		q->broken = 0;
-	} else if (rc >= 0) {
-		if (sqlite3_get_autocommit(q->db))
-			rc = queue_errx(q, QUEUE_EIO, "the transaction was "
-			    "rolled back by an earlier error");
-		else if ((rc2 = queue_sql_exec(q, ST_COMMIT, "commit")) !=
-		    QUEUE_OK)
-			rc = rc2;
-	}
-	if (rc < 0)
-		queue_tx_abort(q);
-	queue_tx_done(q);
-	return rc;
-}
-
-/* Leave a transaction level: keep its work when rc >= 0, else undo it. */
-int
-queue_tx_leave(struct queue *q, int rc)
-{
-	if (q->depth == 0)
-		return rc;
-	if (--q->depth > 0)
-		return queue_tx_leave_savepoint(q, rc);
-	if (q->foreign) {
-		/* The caller's own transaction: it commits or rolls back. */
-		rc = queue_tx_leave_savepoint(q, rc);
-		q->foreign = false;
-		q->broken = 0;
-		return rc;
-	}
-	return queue_tx_leave_top(q, rc);
-}
-
-/* Begin a caller transaction. */
-int
-queue_tx_begin(struct queue *q)
-{
-	return queue_tx_enter(q);
-}
-
-/* Commit a caller transaction; on failure it is rolled back. */
-int
-queue_tx_commit(struct queue *q)
-{
-	if (q->depth == 0)
-		return queue_errx(q, QUEUE_EINVAL, "no transaction to commit");
-	return queue_tx_leave(q, QUEUE_OK);
-}
-
-/* Roll back a caller transaction. */
-void
-queue_tx_rollback(struct queue *q)
-{
-	if (q->depth > 0)
-		queue_tx_leave(q, QUEUE_EINVAL);
-}
-
 /* Run a PRAGMA and copy its first result into buf (may be NULL). */
 static int
 queue_pragma(struct queue *q, const char *sql, char *buf, size_t len)
@@ -510,7 +335,7 @@ queue_setup(struct queue *q, const char *path)
 	int	rc;
 
 	sqlite3_extended_result_codes(q->db, 1);
-	sqlite3_busy_handler(q->db, queue_busy_cb, q);
+	queue_tx_hooks(q);
 	if (sqlite3_create_function_v2(q->db, "queue_lease_ms", 1, SQLITE_UTF8,
 	    q, queue_fn_lease, NULL, NULL, NULL) != SQLITE_OK ||
 	    sqlite3_create_function_v2(q->db, "queue_backoff_ms", 2,
@@ -616,8 +441,7 @@ queue_close(struct queue *q)
 	if (q == NULL)
 		return;
 	if (q->db != NULL) {
-		queue_tx_abort(q);
-		queue_tx_done(q);
+		queue_tx_close(q);
 		queue_sql_finalize(q);
 		sqlite3_close(q->db);
 	}

@@ -19,7 +19,9 @@
  * caller keeping its own tables in the same file versions them elsewhere.
  * docs/queue.md has the semantics, the guarantees and the schema.
  *
- * Depends on sqlite3 and libc only. One struct queue per thread.
+ * Depends on sqlite3 and libc only. One struct queue per thread; the
+ * threads of a process take turns writing a file (queue/lock.c). Do not
+ * fork while a thread is inside a queue transaction.
  */
 #ifndef QUEUE_H
 #define QUEUE_H

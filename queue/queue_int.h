@@ -104,6 +104,7 @@ struct queue {
 	bool			 busy_fixed;	/* busy_start set by tx_enter */
 	struct queue_flock	*flock;		/* this process's writer lock */
 	bool			 flocked;	/* held, for an open transaction */
+	int			 wal_pages;	/* WAL size after the last commit */
 	queue_clock_fn		 clock;
 	void			*clock_arg;
 	uint64_t		 rng;
@@ -129,14 +130,19 @@ struct queue {
 	"coalesce_key, after_job, last_error, created, updated"
 
 /* queue.c */
+int64_t	 queue_mono_ms(void);
 int	 queue_err(struct queue *, int sqlite_rc, const char *what);
 int	 queue_errx(struct queue *, int rc, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
 uint64_t queue_rand(struct queue *);
 const struct queue_policy *queue_policy_of(struct queue *, const char *kind);
 int64_t	 queue_backoff(const struct queue_policy *, int attempt, uint64_t r);
+
+/* tx.c */
+void	 queue_tx_hooks(struct queue *);
 int	 queue_tx_enter(struct queue *);
 int	 queue_tx_leave(struct queue *, int rc);
+void	 queue_tx_close(struct queue *);
 
 /* sql.c */
 sqlite3_stmt *queue_sql(struct queue *, enum queue_st);

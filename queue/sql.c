@@ -1,4 +1,4 @@
-/* queue: the SQL of every cached statement, and helpers to run them. */
+/* queue: the SQL of every cached statement, and the functions that run it. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -24,6 +24,7 @@
 #include "tools/mosctl.h"
 
 #define JOB_IDS_MAX	256
+#define JOB_STATE_UNSET	(-2)	/* no --state given */
 #define JOB_ERR_WIDTH	48
 
 enum job_verb {
@@ -44,7 +45,7 @@ struct job_cmd {
 	bool			 all;		/* requeue --all */
 	int64_t			 ids[JOB_IDS_MAX];
 	size_t			 nids;
-	int			 extra_attempts;
+	int			 extra_attempts;	/* -1: not given */
 	const char		*note;
 	int64_t			 done_age_ms;	/* prune: 0 = default */
 	int64_t			 failed_age_ms;
@@ -264,13 +265,28 @@ job_check(struct mosctl *ctl, struct job_cmd *cmd, int min_ids, int max_ids)
 		return job_usage_error(ctl, "%s", "filters (--state, --kind, "
 		    "--lane, --older-than, --limit, --after, --all) go with "
 		    "'ls' or with 'requeue' without ids");
-	if (bulk && !cmd->all && cmd->filter.state == -2)
+	if (cmd->extra_attempts >= 0 && cmd->verb != JOB_REQUEUE)
+		return job_usage_error(ctl, "%s", "--extra-attempts goes with "
+		    "'requeue'");
+	if (cmd->note != NULL && cmd->verb != JOB_REQUEUE &&
+	    cmd->verb != JOB_CANCEL && cmd->verb != JOB_RERUN)
+		return job_usage_error(ctl, "%s", "--note goes with 'requeue', "
+		    "'cancel' or 'rerun'");
+	if ((cmd->done_age_ms >= 0 || cmd->failed_age_ms >= 0) &&
+	    cmd->verb != JOB_PRUNE)
+		return job_usage_error(ctl, "%s", "--done-age and --failed-age "
+		    "go with 'prune'");
+	if (bulk && !cmd->all && cmd->filter.state == JOB_STATE_UNSET)
 		return job_usage_error(ctl, "%s", "requeue needs job ids, "
 		    "--state STATE or --all");
-	if (bulk && cmd->filter.state == -2)
-		cmd->filter.state = QUEUE_FAILED;
-	if (cmd->filter.state == -2)
-		cmd->filter.state = -1;
+	if (cmd->filter.state == JOB_STATE_UNSET)
+		cmd->filter.state = bulk ? QUEUE_FAILED : -1;
+	if (cmd->extra_attempts < 0)
+		cmd->extra_attempts = 0;	/* the job's own allowance */
+	if (cmd->done_age_ms < 0)
+		cmd->done_age_ms = 0;		/* the default age */
+	if (cmd->failed_age_ms < 0)
+		cmd->failed_age_ms = 0;
 	if ((int)cmd->nids < min_ids || (max_ids >= 0 &&
 	    (int)cmd->nids > max_ids))
 		return job_usage_error(ctl, "%s", max_ids == 0 ? "this command "
@@ -302,7 +318,9 @@ job_parse(struct mosctl *ctl, int argc, char **argv, struct job_cmd *cmd)
 	int	c, rc;
 
 	memset(cmd, 0, sizeof *cmd);
-	cmd->filter.state = -2;		/* not given */
+	cmd->filter.state = JOB_STATE_UNSET;
+	cmd->extra_attempts = -1;
+	cmd->done_age_ms = cmd->failed_age_ms = -1;
 	if (argc < 1)
 		return job_usage_error(ctl, "%s", "missing verb (ls, show, "
 		    "requeue, cancel, rerun, stats, prune)");

@@ -1,4 +1,4 @@
-/* Helpers shared by the queue test suites (see qtest.h). */
+/* The test rig shared by the queue test suites (see qtest.h). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>

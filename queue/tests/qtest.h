@@ -1,5 +1,5 @@
 /*
- * Helpers shared by the queue test suites: a scratch directory per test, a
+ * The rig shared by the queue test suites: a scratch directory per test, a
  * queue on a controllable clock, and short ways to enqueue and claim.
  */
 #ifndef QTEST_H

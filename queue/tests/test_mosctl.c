@@ -362,6 +362,9 @@ test_errors(void **state)
 	assert_int_equal(RUN(c, "--db", c->t.path, "job", "ls", "--limit"), 64);
 	assert_int_equal(RUN(c, "--db", c->t.path, "job", "cancel", "--state",
 	    "FAILED", "3"), 64);
+	assert_int_equal(RUN(c, "--db", c->t.path, "job", "ls", "--note", "x"),
+	    64);
+	assert_int_equal(lines_with(c->err, "--note goes with"), 1);
 	assert_int_equal(RUN(c, "job", "ls"), 64);
 	assert_int_equal(sqlite3_exec(queue_db(c->t.q), "PRAGMA user_version = "
 	    "7", NULL, NULL, NULL), SQLITE_OK);
