@@ -60,7 +60,7 @@ TEST_SCRIPTS :=
 BENCH_PROGS  :=
 CLEAN_EXTRA  :=
 
-.PHONY: all check run bench asan fuzz lint install uninstall clean help tests
+.PHONY: all check run bench asan valgrind fuzz lint install uninstall clean help tests
 all:
 
 include mosxml/module.mk
@@ -99,6 +99,18 @@ check: all $(TEST_PROGS)
 
 asan:
 	$(MAKE) B=build/asan BIN=build/asan/bin SAN=1 CFLAGS="-O1 -g" check
+
+# The unit suites under valgrind (memcheck). The integration suites run the
+# daemon with sub-second timers that valgrind's slowdown would break; the
+# daemon is covered by `make asan` instead.
+VALGRIND = valgrind -q --error-exitcode=99 --leak-check=full \
+           --errors-for-leak-kinds=definite --track-origins=yes
+valgrind: all $(TEST_PROGS)
+	@command -v valgrind >/dev/null || { echo "make valgrind needs valgrind" \
+	    "(apt-get install valgrind)" >&2; exit 1; }
+	@mkdir -p $(B)/tmp
+	@$(TEST_ENV) MOSGW_WRAP="$(VALGRIND)" sh tools/run-tests.sh \
+	    $(filter-out $(B)/tests/gateway_it_%,$(TEST_PROGS))
 
 run: all
 	@sh tools/run.sh

@@ -5,6 +5,8 @@
 # A cmocka suite reports "[  PASSED  ] N test(s)." and friends; any other test
 # program prints its own "N passed, N failed[, N skipped]" line. A program that
 # dies, hangs past MOSGW_TEST_TIMEOUT seconds or prints no count is one failure.
+# MOSGW_WRAP, if set, is put in front of every compiled test program (make
+# valgrind sets it to a valgrind command line).
 set -u
 
 timeout_s=${MOSGW_TEST_TIMEOUT:-900}
@@ -20,7 +22,8 @@ for t in "$@"; do
 	case "$t" in
 	*.sh) timeout -k 10 "$timeout_s" sh "$t" >"$log" 2>&1 ;;
 	*.js|*.mjs) timeout -k 10 "$timeout_s" node "$t" >"$log" 2>&1 ;;
-	*) timeout -k 10 "$timeout_s" "$t" >"$log" 2>&1 ;;
+	# shellcheck disable=SC2086
+	*) timeout -k 10 "$timeout_s" ${MOSGW_WRAP:-} "$t" >"$log" 2>&1 ;;
 	esac
 	rc=$?
 	secs=$(( $(date +%s) - start ))

@@ -226,3 +226,15 @@ mostest_parse_str(const char *s)
 		fail_msg("%s: %s", mos_err_name(rc), err.msg);
 	return m;
 }
+
+/* False under AddressSanitizer or valgrind, whose allocators skew RSS figures. */
+bool
+mostest_rss_meaningful(void)
+{
+	const char	*pre = getenv("LD_PRELOAD");
+
+#if defined(__SANITIZE_ADDRESS__)
+	return false;
+#endif
+	return pre == NULL || strstr(pre, "vgpreload") == NULL;
+}

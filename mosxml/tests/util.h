@@ -32,6 +32,8 @@ void	 mostest_buf_add(struct mos_buf *, const char *);
 const char *mostest_cstr(struct mos_buf *);
 /* A field of /proc/self/status in kB ("VmRSS", "VmHWM"), -1 if unknown. */
 long	 mostest_vm_kb(const char *);
+/* False under AddressSanitizer or valgrind, whose allocators skew RSS figures. */
+bool	mostest_rss_meaningful(void);
 /* Reset VmHWM to the current RSS (Linux clear_refs); best effort. */
 void	 mostest_vm_reset_peak(void);
 /* Parse fixture path (UTF-8) in a mode; fails the test on error. */
