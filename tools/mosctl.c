@@ -16,6 +16,27 @@ usage(FILE *f)
 	fprintf(f, "\nexit status: 0 ok, 1 operation failed, 64 usage, 74 database error\n");
 }
 
+/* Run the verb named by argv[0] from a NULL-terminated table. */
+int
+mosctl_dispatch(struct mosctl *ctl, const char *noun,
+    const struct mosctl_verb *verbs, void (*usage_fn)(FILE *), int argc,
+    char **argv)
+{
+	const struct mosctl_verb	*v;
+
+	if (argc < 1) {
+		usage_fn(ctl->err);
+		return MOSCTL_EXIT_USAGE;
+	}
+	for (v = verbs; v->name != NULL; v++) {
+		if (strcmp(argv[0], v->name) == 0)
+			return v->run(ctl, argc, argv);
+	}
+	fprintf(ctl->err, "mosctl: unknown %s command '%s'\n", noun, argv[0]);
+	usage_fn(ctl->err);
+	return MOSCTL_EXIT_USAGE;
+}
+
 int
 main(int argc, char **argv)
 {

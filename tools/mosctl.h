@@ -25,6 +25,17 @@ struct mosctl {
 #define MOSCTL_EXIT_USAGE	64	/* EX_USAGE */
 #define MOSCTL_EXIT_DB		74	/* EX_IOERR: database could not be opened/written */
 
+/* A noun's verbs: argv[0] is the verb, its options follow. */
+struct mosctl_verb {
+	const char	*name;
+	int		(*run)(struct mosctl *, int argc, char **argv);
+};
+
+/* tools/mosctl.c: run the verb named by argv[0] from a NULL-terminated table. */
+int	mosctl_dispatch(struct mosctl *, const char *noun,
+	    const struct mosctl_verb *, void (*usage)(FILE *), int argc,
+	    char **argv);
+
 /* tools/mosctl_job.c */
 int	mosctl_job(struct mosctl *, int argc, char **argv);
 void	mosctl_job_usage(FILE *);

@@ -538,19 +538,14 @@ asset_ls(struct mosctl *ctl, int argc, char **argv)
 int
 mosctl_asset(struct mosctl *ctl, int argc, char **argv)
 {
-	if (argc < 1) {
-		mosctl_asset_usage(ctl->err);
-		return MOSCTL_EXIT_USAGE;
-	}
-	if (strcmp(argv[0], "put") == 0)
-		return asset_put(ctl, argc, argv);
-	if (strcmp(argv[0], "delete") == 0)
-		return asset_delete(ctl, argc, argv);
-	if (strcmp(argv[0], "ls") == 0)
-		return asset_ls(ctl, argc, argv);
-	if (strcmp(argv[0], "show") == 0)
-		return asset_show(ctl, argc, argv);
-	fprintf(ctl->err, "mosctl: unknown asset command '%s'\n", argv[0]);
-	mosctl_asset_usage(ctl->err);
-	return MOSCTL_EXIT_USAGE;
+	static const struct mosctl_verb verbs[] = {
+		{ "put", asset_put },
+		{ "delete", asset_delete },
+		{ "ls", asset_ls },
+		{ "show", asset_show },
+		{ NULL, NULL },
+	};
+
+	return mosctl_dispatch(ctl, "asset", verbs, mosctl_asset_usage, argc,
+	    argv);
 }

@@ -233,17 +233,13 @@ history_prune_cmd(struct mosctl *ctl, int argc, char **argv)
 int
 mosctl_history(struct mosctl *ctl, int argc, char **argv)
 {
-	if (argc < 1) {
-		mosctl_history_usage(ctl->err);
-		return MOSCTL_EXIT_USAGE;
-	}
-	if (strcmp(argv[0], "ls") == 0)
-		return history_ls(ctl, argc, argv);
-	if (strcmp(argv[0], "export") == 0)
-		return history_export_cmd(ctl, argc, argv);
-	if (strcmp(argv[0], "prune") == 0)
-		return history_prune_cmd(ctl, argc, argv);
-	fprintf(ctl->err, "mosctl: unknown history command '%s'\n", argv[0]);
-	mosctl_history_usage(ctl->err);
-	return MOSCTL_EXIT_USAGE;
+	static const struct mosctl_verb verbs[] = {
+		{ "ls", history_ls },
+		{ "export", history_export_cmd },
+		{ "prune", history_prune_cmd },
+		{ NULL, NULL },
+	};
+
+	return mosctl_dispatch(ctl, "history", verbs, mosctl_history_usage,
+	    argc, argv);
 }
