@@ -8,6 +8,10 @@
  *
  * Owners (session.c, link.c) get frames and one error callback, after which
  * they call conn_free(). conn_free() from inside a callback is deferred.
+ *
+ * The bufferevent connects and holds what could not be written at once;
+ * reading is a plain read event of our own (its timeout is the idle
+ * timeout), so bytes go from the socket straight into the framer.
  */
 #include <sys/socket.h>
 
@@ -30,6 +34,7 @@
 #define CONN_INPUT_SLACK	(64 * 1024)
 
 static void	conn_process(struct conn *);
+static void	conn_eof(struct conn *);
 
 /* Milliseconds as a timeval. */
 static struct timeval
@@ -46,6 +51,8 @@ conn_tv(int64_t ms)
 static void
 conn_destroy(struct conn *c)
 {
+	if (c->rd != NULL)
+		event_free(c->rd);
 	if (c->deadline != NULL)
 		event_free(c->deadline);
 	if (c->more != NULL)
@@ -121,16 +128,17 @@ conn_update_deadline(struct conn *c)
 static void
 conn_update_reading(struct conn *c)
 {
-	size_t	cap = (size_t)c->gw->cfg->max_frame + CONN_INPUT_SLACK;
-	bool	stop = c->paused || c->closing ||
-	    mos_framer_pending(c->fr) > cap;
+	size_t		cap = (size_t)c->gw->cfg->max_frame + CONN_INPUT_SLACK;
+	bool		stop = c->paused || c->closing ||
+			    mos_framer_pending(c->fr) > cap;
+	struct timeval	tv = conn_tv(c->idle_ms);
 
-	if (c->connecting || c->bev == NULL)
+	if (c->rd == NULL)
 		return;
 	if (stop)
-		bufferevent_disable(c->bev, EV_READ);
-	else
-		bufferevent_enable(c->bev, EV_READ);
+		event_del(c->rd);
+	else	/* (again: the idle timeout starts over) */
+		event_add(c->rd, c->idle_ms > 0 ? &tv : NULL);
 }
 
 /* Hand at most max frames to the owner; true if more may be ready. */
@@ -178,29 +186,47 @@ conn_process(struct conn *c)
 	conn_leave(c);
 }
 
-/* Move what arrived into the framer. */
+/* Bytes from the socket into the framer; EOF, errors, the idle timeout. */
 static void
-conn_read_cb(struct bufferevent *bev, void *arg)
+conn_read_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct conn		*c = arg;
-	struct evbuffer		*in = bufferevent_get_input(bev);
-	struct evbuffer_iovec	 v[16];
-	size_t			 total = 0;
-	int			 i, n;
+	struct conn	*c = arg;
+	ssize_t		 n;
 
-	while (evbuffer_get_length(in) > 0) {
-		n = evbuffer_peek(in, -1, NULL, v, (int)nitems(v));
-		if (n > (int)nitems(v))
-			n = (int)nitems(v);
-		for (i = 0, total = 0; i < n; i++) {
-			if (mos_framer_feed(c->fr, v[i].iov_base,
-			    v[i].iov_len) != 0)
-				fatalx("out of memory in the framer");
-			total += v[i].iov_len;
-		}
-		evbuffer_drain(in, total);
+	if (what & EV_TIMEOUT) {
+		c->busy++;
+		conn_fail(c, "idle-timeout");
+		conn_leave(c);
+		return;
 	}
+	do
+		n = recv(fd, c->gw->rbuf, sizeof c->gw->rbuf, 0);
+	while (n == -1 && errno == EINTR);
+	if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return;
+	if (n <= 0) {
+		c->busy++;
+		if (n == 0)
+			conn_eof(c);
+		else
+			conn_fail(c, evutil_socket_error_to_string(errno));
+		conn_leave(c);
+		return;
+	}
+	if (mos_framer_feed(c->fr, c->gw->rbuf, (size_t)n) != 0)
+		fatalx("out of memory in the framer");
 	conn_process(c);
+}
+
+/* Start reading the connected socket. */
+static void
+conn_start_reading(struct conn *c)
+{
+	c->rd = event_new(c->gw->base, bufferevent_getfd(c->bev),
+	    EV_READ | EV_PERSIST, conn_read_cb, c);
+	if (c->rd == NULL)
+		fatalx("event_new failed");
+	conn_update_reading(c);
 }
 
 /* Output drained below the low watermark: resume reading, tell the owner. */
@@ -246,7 +272,7 @@ conn_eof(struct conn *c)
 	evtimer_del(c->deadline);
 	if (conn_output_len(c) > 0) {
 		c->closing = true;
-		bufferevent_disable(c->bev, EV_READ);
+		conn_update_reading(c);
 		return;
 	}
 	conn_fail(c, "eof");
@@ -266,16 +292,14 @@ conn_event_cb(struct bufferevent *bev, short what, void *arg)
 		setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY,
 		    &one, sizeof one);
 		bufferevent_set_timeouts(bev, NULL, NULL);
-		if (c->idle_ms > 0)
-			conn_set_idle(c, c->idle_ms);
-		bufferevent_enable(bev, EV_READ | EV_WRITE);
+		bufferevent_enable(bev, EV_WRITE);
+		conn_start_reading(c);
 		if (c->ops->connected != NULL)
 			c->ops->connected(c->arg, c);
 	} else if (what & BEV_EVENT_EOF)
 		conn_eof(c);
 	else if (what & BEV_EVENT_TIMEOUT)
-		conn_fail(c, c->connecting ? "connect-timeout" :
-		    "idle-timeout");
+		conn_fail(c, "connect-timeout");
 	else if (what & BEV_EVENT_ERROR) {
 		err = EVUTIL_SOCKET_ERROR();
 		dnserr = bufferevent_socket_get_dns_error(bev);
@@ -315,10 +339,13 @@ conn_new(struct gw *gw, struct bufferevent *bev, enum gw_port port,
 	c->more = event_new(gw->base, -1, 0, conn_more_cb, c);
 	if (c->deadline == NULL || c->more == NULL)
 		fatalx("event_new failed");
-	bufferevent_setcb(bev, conn_read_cb, conn_write_cb, conn_event_cb, c);
+	bufferevent_setcb(bev, NULL, conn_write_cb, conn_event_cb, c);
 	bufferevent_setwatermark(bev, EV_WRITE,
 	    (size_t)gw->cfg->output_high_watermark / 2, 0);
-	bufferevent_enable(bev, EV_READ | EV_WRITE);
+	bufferevent_disable(bev, EV_READ);
+	bufferevent_enable(bev, EV_WRITE);
+	if (bufferevent_getfd(bev) >= 0)
+		conn_start_reading(c);	/* accepted: connected already */
 	return c;
 }
 
@@ -332,6 +359,8 @@ conn_free(struct conn *c)
 		c->dead = true;
 		if (c->bev != NULL)
 			bufferevent_disable(c->bev, EV_READ | EV_WRITE);
+		if (c->rd != NULL)
+			event_del(c->rd);
 		evtimer_del(c->deadline);
 		event_del(c->more);
 		return;
@@ -370,17 +399,8 @@ conn_set_max_frame(struct conn *c, size_t max)
 void
 conn_set_idle(struct conn *c, int64_t ms)
 {
-	struct timeval	tv;
-
 	c->idle_ms = ms;
-	if (c->connecting)
-		return;
-	if (ms <= 0) {
-		bufferevent_set_timeouts(c->bev, NULL, NULL);
-		return;
-	}
-	tv = conn_tv(ms);
-	bufferevent_set_timeouts(c->bev, &tv, NULL);
+	conn_update_reading(c);
 }
 
 /* Name the NCS for history and logs. */
@@ -397,24 +417,39 @@ conn_output_len(struct conn *c)
 	return evbuffer_get_length(bufferevent_get_output(c->bev));
 }
 
+/*
+ * Straight to the socket when nothing waits before it: a reply or our next
+ * message is on the wire at once, while the bookkeeping that follows it
+ * runs, and the bufferevent (and its write event) is left out of the common
+ * case. Returns the bytes written; an error is left for the bufferevent's
+ * own write to report.
+ */
+static size_t
+conn_write_now(struct conn *c, const void *data, size_t len)
+{
+	evutil_socket_t	fd = bufferevent_getfd(c->bev);
+	ssize_t		n;
+
+	if (c->connecting || fd < 0 || conn_output_len(c) > 0)
+		return 0;
+	do
+		n = send(fd, data, len, MSG_NOSIGNAL);
+	while (n == -1 && errno == EINTR);
+	return n > 0 ? (size_t)n : 0;
+}
+
 /* Write raw bytes; over the high watermark, stop reading this peer. */
 void
 conn_write(struct conn *c, const void *data, size_t len)
 {
-	struct evbuffer	*out = bufferevent_get_output(c->bev);
+	size_t	done;
 
 	if (c->dead)
 		return;
-	if (bufferevent_write(c->bev, data, len) != 0)
+	done = conn_write_now(c, data, len);
+	if (done < len && bufferevent_write(c->bev, (const char *)data + done,
+	    len - done) != 0)
 		fatalx("out of memory (output buffer)");
-	/*
-	 * Write now rather than on the next turn of the loop: a reply or our
-	 * next message is on the wire while the bookkeeping that follows it
-	 * (history, completions) runs. What does not fit stays buffered; an
-	 * error shows up on the bufferevent's own write.
-	 */
-	if (!c->connecting && bufferevent_getfd(c->bev) >= 0)
-		evbuffer_write(out, bufferevent_getfd(c->bev));
 	if (!c->paused && conn_output_len(c) >
 	    (size_t)c->gw->cfg->output_high_watermark) {
 		c->paused = true;
@@ -426,16 +461,39 @@ conn_write(struct conn *c, const void *data, size_t len)
 	}
 }
 
+/* The encoding of what we write. */
+enum mos_enc
+conn_encoding(const struct conn *c)
+{
+	return c->enc == MOS_ENC_AUTO ? MOS_ENC_UTF16BE : c->enc;
+}
+
+/* Write a frame, record it in history. */
+static void
+conn_put_frame(struct conn *c, const void *data, size_t len,
+    enum mos_type type, int32_t message_id, const char *outcome)
+{
+	conn_write(c, data, len);
+	history_add(c->gw->hist, c->ncs, c->port, HISTORY_OUT, c->id,
+	    message_id, mos_type_name(type), outcome, data, len,
+	    conn_encoding(c));
+	if (log_enabled(LL_DEBUG))
+		log_event(LL_DEBUG, "msg.out", "conn=%llu ncs=%s port=%s "
+		    "type=%s message_id=%d bytes=%zu",
+		    (unsigned long long)c->id, log_q(c->ncs),
+		    gw_port_name(c->port), mos_type_name(type),
+		    (int)message_id, len);
+	gw_flush_soon(c->gw);
+}
+
 /* Encode, record in history, write. */
 int
 conn_send(struct conn *c, const struct mos_msg *m, const char *outcome)
 {
 	struct mos_buf	 buf = { NULL, 0, 0 };
-	enum mos_enc	 enc = c->enc == MOS_ENC_AUTO ? MOS_ENC_UTF16BE :
-	    c->enc;
 	char		 err[256];
 
-	if (mos_write(m, enc, &buf, err, sizeof err) != 0) {
+	if (mos_write(m, conn_encoding(c), &buf, err, sizeof err) != 0) {
 		log_event(LL_ERROR, "msg.error", "conn=%llu ncs=%s port=%s "
 		    "type=%s "
 		    "error=%s", (unsigned long long)c->id, log_q(c->ncs),
@@ -443,20 +501,21 @@ conn_send(struct conn *c, const struct mos_msg *m, const char *outcome)
 		mos_buf_free(&buf);
 		return -1;
 	}
-	conn_write(c, buf.data, buf.len);
-	history_add(c->gw->hist, c->ncs, c->port, HISTORY_OUT, c->id,
-	    m->has_message_id ? m->message_id : 0, mos_type_name(m->type),
-	    outcome, buf.data, buf.len, enc);
-	if (log_enabled(LL_DEBUG))
-		log_event(LL_DEBUG, "msg.out", "conn=%llu ncs=%s port=%s "
-		    "type=%s "
-		    "message_id=%d bytes=%zu", (unsigned long long)c->id,
-		    log_q(c->ncs), gw_port_name(c->port),
-		    mos_type_name(m->type),
-		    m->has_message_id ? (int)m->message_id : 0, buf.len);
+	conn_put_frame(c, buf.data, buf.len, m->type, m->has_message_id ?
+	    m->message_id : 0, outcome);
 	mos_buf_free(&buf);
-	gw_flush_soon(c->gw);
 	return 0;
+}
+
+/* A frame encoded ahead (in this connection's encoding), its id spliced. */
+void
+conn_send_wire(struct conn *c, const struct wire *w, int32_t message_id,
+    enum mos_type type, const char *outcome)
+{
+	struct sbuf	*sb = &c->gw->scratch;
+
+	wire_splice(w, message_id, sb);
+	conn_put_frame(c, sb->s, sb->len, type, message_id, outcome);
 }
 
 /* Handle frames that wait in the framer (after the owner un-paused). */

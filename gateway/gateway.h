@@ -12,6 +12,7 @@
 #define GATEWAY_H
 
 #include <sys/queue.h>
+#include <sys/types.h>
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -45,7 +46,9 @@ struct conn;
 struct history;
 struct listener;
 struct publisher;
+struct pub_work;
 struct reqall;
+struct dbw;
 
 /* The three MOS ports. */
 enum gw_port {
@@ -94,6 +97,12 @@ void	 sbuf_free(struct sbuf *);
 void	 util_utf16be_to_utf8(struct sbuf *, const uint8_t *, size_t);
 /* UTF-8 to UTF-16BE (bad sequences become U+FFFD), appended to sb. */
 void	 util_utf8_to_utf16be(struct sbuf *, const char *, size_t);
+/*
+ * Where ASCII text p occurs in data encoded as enc: the offset of the first
+ * occurrence, or with last the end of the last one; -1 if none.
+ */
+ssize_t	 util_find_enc(const uint8_t *, size_t, const char *p, enum mos_enc,
+	    bool last);
 
 /* ------------------------------------------------------------------------ */
 /* log.c */
@@ -368,19 +377,35 @@ const char *catalog_delivery_status(const struct catalog_asset *,
 #define MSGID_MAX	2147483647	/* 2^31 - 1, then 1 again */
 #define MSGID_BLOCK	1000
 
+struct msgid_ahead;
+typedef void (*msgid_ready_fn)(void *arg, enum gw_port);
+
 struct msgid {
-	struct gwdb	*db;
-	char		*ncs;
-	enum gw_port	 port;
-	int32_t		 next;
-	int32_t		 remaining;	/* ids left in the reserved block */
-	int32_t		 block;
+	struct gwdb		*db;
+	char			*ncs;
+	enum gw_port		 port;
+	int32_t			 next;
+	int32_t			 remaining;	/* ids reserved from next on */
+	int32_t			 block;
+	struct dbw		*dbw;		/* reserves ahead, if set */
+	struct msgid_ahead	*ahead;		/* the block being stored */
+	msgid_ready_fn		 ready;		/* ids again, after none */
+	void			*ready_arg;
 };
 
 struct msgid	*msgid_new(struct gwdb *, const char *ncs, enum gw_port,
 		    int32_t block);
 void		 msgid_free(struct msgid *);
-/* The next messageID, reserving a new block when needed. 0 on db error. */
+/*
+ * Reserve the next block on the bookkeeping thread while half of the
+ * current one is left; ready is called if msgid_next ran out meanwhile.
+ */
+void		 msgid_set_worker(struct msgid *, struct dbw *, msgid_ready_fn,
+		    void *);
+/*
+ * The next messageID, reserving a new block when needed. 0 on a database
+ * error, or while the block reserved ahead is not stored yet.
+ */
 int32_t		 msgid_next(struct msgid *);
 int32_t		 msgid_advance(int32_t id, int32_t n);
 
@@ -425,6 +450,14 @@ void		 history_add(struct history *, const char *ncs, enum gw_port,
 		    const char *type, const char *outcome, const void *data,
 		    size_t len, enum mos_enc);
 size_t		 history_pending(struct history *);
+/* Move the pending rows out (to store them on the bookkeeping thread). */
+void		 history_take(struct history *, struct history_rec **,
+		    size_t *);
+/* Insert rows taken (inside the caller's transaction). Returns a queue_rc. */
+int		 history_store(struct gwdb *, struct history_rec *, size_t);
+/* Give rows back, ahead of the newer ones, after a failed transaction. */
+void		 history_put_back(struct history *, struct history_rec *,
+		    size_t);
 /* Write what is pending; call inside a transaction. Returns a queue_rc. */
 int		 history_flush(struct history *);
 /* Forget pending rows after a failed transaction (they were not stored). */
@@ -478,6 +511,24 @@ struct mos_msg	*reply_list_mach_info(const struct gw_config *,
 bool		 reply_is_answer_type(const char *type_name);
 
 /* ------------------------------------------------------------------------ */
+/* wire.c: a message encoded ahead, its messageID left open. */
+
+struct wire {
+	uint8_t		*data;		/* NULL = none */
+	size_t		 len;
+	size_t		 id_off;	/* the placeholder's digits */
+	size_t		 id_len;
+	enum mos_enc	 enc;
+};
+
+/* Encode m (envelope set but for the messageID). 0, or -1 and err. */
+int	 wire_encode(struct wire *, struct mos_msg *, enum mos_enc, char *err,
+	    size_t errlen);
+/* The frame with its messageID, in sb (emptied first). */
+void	 wire_splice(const struct wire *, int32_t message_id, struct sbuf *);
+void	 wire_clear(struct wire *);
+
+/* ------------------------------------------------------------------------ */
 /* conn.c: one framed MOS connection (inbound or outbound). */
 
 struct conn_ops {
@@ -503,6 +554,7 @@ struct conn {
 	    for history */
 	const struct conn_ops	*ops;
 	void			*arg;
+	struct event		*rd;		/* reading, once connected */
 	struct event		*deadline;
 	struct event		*more;
 	int64_t			 idle_ms;
@@ -525,6 +577,11 @@ void		 conn_set_idle(struct conn *, int64_t ms);
 /* Encode m in the connection's encoding, record history, write. 0 or -1. */
 int		 conn_send(struct conn *, const struct mos_msg *,
     const char *outcome);
+/* A frame encoded ahead with its messageID spliced in; as conn_send. */
+void		 conn_send_wire(struct conn *, const struct wire *,
+		    int32_t message_id, enum mos_type, const char *outcome);
+/* The encoding of what we write on this connection. */
+enum mos_enc	 conn_encoding(const struct conn *);
 /* Raw bytes already encoded (history recorded by the caller). */
 void		 conn_write(struct conn *, const void *, size_t);
 size_t		 conn_output_len(struct conn *);
@@ -623,6 +680,8 @@ typedef int (*link_gen_fn)(void *arg, struct evbuffer *out, bool restart,
 struct link_msg {
 	enum mos_type		 type;
 	struct mos_msg		*msg;		/* owned; envelope per send */
+	struct wire		 wire;		/* or: encoded ahead, for */
+	int			 wire_target;	/* this target (0 primary) */
 	link_gen_fn		 gen;		/* or: streamed */
 	void			*gen_arg;
 	void			(*gen_free)(void *);	/* frees gen_arg */
@@ -726,17 +785,47 @@ struct ncs	*ncs_find_by_name(struct gw *, const char *name);
 
 struct publisher *publisher_new(struct ncs *);
 void		 publisher_free(struct publisher *);
+TAILQ_HEAD(pub_work_list, pub_work);
+
 /* Link up/idle, a flush done, new work: send what can be sent. */
 void		 publisher_pump(struct publisher *);
 /* The lower link went down: give back claimed jobs not yet sent. */
 void		 publisher_link_down(struct publisher *);
-/* Inside the flush transaction: completions and delivery markers. */
-int		 publisher_flush(struct publisher *);
-void		 publisher_flush_done(struct publisher *, bool committed);
+/* A mosObj of ours is in flight. */
 bool		 publisher_busy(const struct publisher *);
-size_t		 publisher_pending(const struct publisher *);
 /* Stop: release every claimed job that is not in flight. */
 void		 publisher_release_all(struct publisher *);
+/*
+ * The flush transaction, in three steps. collect (loop thread): what every
+ * publisher has for the database (completions, failures, releases, lease
+ * renewals, a claim of the next jobs), with what a failed transaction left.
+ * run (bookkeeping thread, inside the transaction): do it; claimed jobs get
+ * their mosObj built and encoded. settle (loop thread, after it): results
+ * back to the publishers, or, if it did not commit, kept for the next one.
+ */
+void		 publisher_collect(struct gw *, struct pub_work_list *);
+int		 publisher_run(struct gwdb *, struct pub_work_list *);
+void		 publisher_settle(struct gw *, struct pub_work_list *,
+		    bool committed);
+void		 publisher_works_free(struct pub_work_list *);
+
+/* ------------------------------------------------------------------------ */
+/* dbw.c: the bookkeeping thread, with its own database connection. */
+
+typedef int	(*dbw_run_fn)(struct gwdb *, void *arg);	/* the thread */
+typedef void	(*dbw_done_fn)(void *arg, int rc);	/* the loop thread */
+
+/* Open its connection (relax: see gwdb_relax) and start the thread. */
+struct dbw	*dbw_new(struct event_base *, const struct gwdb_opts *,
+		    bool relax, char **err);
+/* Wait for every task (their done callbacks run), stop, close. */
+void		 dbw_free(struct dbw *);
+/* Run a task on the thread, in order; done follows on the loop thread. */
+void		 dbw_submit(struct dbw *, dbw_run_fn, dbw_done_fn, void *arg);
+/* Tasks submitted whose done callback has not run yet. */
+size_t		 dbw_pending(const struct dbw *);
+/* Block until no task is pending, running the done callbacks. */
+void		 dbw_wait(struct dbw *);
 
 /* ------------------------------------------------------------------------ */
 /* gw.c: the daemon. */
@@ -746,7 +835,11 @@ struct gw {
 	struct evdns_base	*dns;
 	struct gw_config	*cfg;
 	struct gwdb		*db;
+	struct dbw		*dbw;		/* bookkeeping thread */
 	struct history		*hist;
+	struct pub_work_list	 pub_retry;	/* for the next flush */
+	struct sbuf		 scratch;	/* a frame being written */
+	uint8_t			 rbuf[64 * 1024];	/* conn.c reads here */
 	struct listener		*listeners[GW_NPORTS];
 	struct ncs_list		 ncs;
 	struct session_list	 sessions;
@@ -757,7 +850,11 @@ struct gw {
 	struct event		*flush_ev;
 	struct event		*stop_ev;
 	bool			 flush_armed;
-	int64_t			 flush_cost_ms;	/* the last flush transaction */
+	bool			 flushing;	/* a flush on the thread */
+	bool			 flush_again;	/* wanted while flushing */
+	bool			 flush_hold;	/* a flush failed: wait */
+	int			 flush_rc;	/* of the last flush */
+	bool			 house_busy;	/* housekeeping on the thread */
 	bool			 stopping;
 	int64_t			 stop_deadline;
 	uint64_t		 conn_seq;
@@ -775,7 +872,9 @@ void		 gw_reload(struct gw *);
 void		 gw_stop(struct gw *);
 /* Arm the flush timer (history and completions). */
 void		 gw_flush_soon(struct gw *);
-/* Flush now; returns a queue_rc. */
+/* Start a flush at once (or right after the one running). */
+void		 gw_flush_now(struct gw *);
+/* Flush and wait for it (shutdown); returns a queue_rc. */
 int		 gw_flush(struct gw *);
 uint64_t	 gw_conn_id(struct gw *);
 /* Idle timeout of an inbound connection (0 = none), see gw.c. */

@@ -1,6 +1,12 @@
 /*
  * The daemon: startup, the flush transaction (history, completions, claims),
  * housekeeping (reaper, pruning), SIGHUP reload and orderly shutdown.
+ *
+ * The flush transaction and housekeeping run on the bookkeeping thread
+ * (dbw.c); one flush at a time: what comes in meanwhile waits for the next,
+ * which starts as soon as the running one is done. So under load a flush
+ * carries what a whole transaction's time brought, and when idle a few ms
+ * of it (GW_FLUSH_MS).
  */
 #include <errno.h>
 #include <signal.h>
@@ -14,7 +20,6 @@
 #include "gateway/gateway.h"
 
 #define GW_FLUSH_MS		5
-#define GW_FLUSH_MAX_MS		100
 #define GW_FLUSH_RETRY_MS	50
 #define GW_HOUSEKEEPING_MS	1000
 #define GW_PRUNE_MS		60000
@@ -81,138 +86,254 @@ gw_idle_ms(struct gw *gw, const struct ncs *n, enum gw_port port)
 	return hb * 5 / 2 > GW_IDLE_MIN_MS ? hb * 5 / 2 : GW_IDLE_MIN_MS;
 }
 
+/* One flush transaction: what it stores, and the results. */
+struct gw_batch {
+	struct gw		*gw;		/* the loop thread's */
+	struct history_rec	*recs;
+	size_t			 nrecs;
+	struct pub_work_list	 works;
+	int64_t			 conn_next;	/* 0: unchanged */
+	char			 errmsg[256];	/* SQLite's, on failure */
+};
+
 /* Arm the flush timer: history and completions commit a few ms later. */
 void
 gw_flush_soon(struct gw *gw)
 {
-	struct timeval	tv;
+	struct timeval	tv = gw_tv(GW_FLUSH_MS);
 
 	if (gw->flush_armed || gw->flush_ev == NULL)
 		return;
-	/* a slow disk (fsync) flushes less often, so it never takes the loop */
-	tv = gw_tv(gw->flush_cost_ms * 2 > GW_FLUSH_MS ?
-	    (gw->flush_cost_ms * 2 < GW_FLUSH_MAX_MS ? gw->flush_cost_ms * 2 :
-	    GW_FLUSH_MAX_MS) : GW_FLUSH_MS);
 	evtimer_add(gw->flush_ev, &tv);
 	gw->flush_armed = true;
 }
 
-/* Finish the flush transaction: tell everyone whether it committed. */
-static void
-gw_flush_done(struct gw *gw, bool committed)
+/* Start a flush on the next turn of the loop (unless waiting to retry). */
+void
+gw_flush_now(struct gw *gw)
 {
-	struct ncs	*n, *next;
+	struct timeval	tv = { 0, 0 };
 
-	if (committed) {
-		history_committed(gw->hist);
-		gw->conn_saved = gw->conn_seq;
-	} else
-		history_unflush(gw->hist);
-	for (n = TAILQ_FIRST(&gw->ncs); n != NULL; n = next) {
-		next = TAILQ_NEXT(n, entry);
-		publisher_flush_done(n->pub, committed);
-	}
+	if (gw->flush_hold || gw->flush_ev == NULL)
+		return;
+	evtimer_add(gw->flush_ev, &tv);
+	gw->flush_armed = true;
 }
 
 /*
- * One transaction: pending history rows, the publishers' completions (and
- * delivery markers), their next claims, the connection counter. On failure
- * everything stays pending and a retry is scheduled.
+ * The bookkeeping thread: pending history rows, the publishers' work
+ * (completions, delivery markers, failures, releases, leases, claims of the
+ * next jobs), the connection counter; one transaction.
  */
-int
-gw_flush(struct gw *gw)
+static int
+gw_flush_run(struct gwdb *g, void *arg)
 {
-	struct ncs	*n;
-	struct timeval	 tv;
-	int64_t		 start = util_mono_ms();
+	struct gw_batch	*b = arg;
 	int		 rc;
 
-	evtimer_del(gw->flush_ev);
-	gw->flush_armed = false;
-	if ((rc = queue_tx_begin(gw->db->q)) != QUEUE_OK)
-		goto retry;
-	if ((rc = history_flush(gw->hist)) != QUEUE_OK)
+	if ((rc = queue_tx_begin(g->q)) != QUEUE_OK)
 		goto fail;
-	for (n = TAILQ_FIRST(&gw->ncs); n != NULL; n = TAILQ_NEXT(n, entry)) {
-		if ((rc = publisher_flush(n->pub)) != QUEUE_OK)
-			goto fail;
+	if ((rc = history_store(g, b->recs, b->nrecs)) != QUEUE_OK ||
+	    (rc = publisher_run(g, &b->works)) != QUEUE_OK ||
+	    (b->conn_next != 0 && (rc = gwdb_meta_put(g, "conn_next",
+	    b->conn_next)) != QUEUE_OK)) {
+		util_strlcpy(b->errmsg, gwdb_errmsg(g), sizeof b->errmsg);
+		queue_tx_rollback(g->q);
+		return rc;
 	}
-	if (gw->conn_seq != gw->conn_saved &&
-	    (rc = gwdb_meta_put(gw->db, "conn_next", (int64_t)gw->conn_seq)) !=
-	    QUEUE_OK)
-		goto fail;
-	if ((rc = queue_tx_commit(gw->db->q)) != QUEUE_OK)
-		goto retry_done;
-	gw->flush_cost_ms = util_mono_ms() - start;
-	gw_flush_done(gw, true);
-	return QUEUE_OK;
+	if ((rc = queue_tx_commit(g->q)) == QUEUE_OK)
+		return rc;
 fail:
-	queue_tx_rollback(gw->db->q);
-retry_done:
-	gw_flush_done(gw, false);
-retry:
-	log_event(rc == QUEUE_EBUSY ? LL_DEBUG :
-	    LL_WARN, "db.error", "op=flush "
-	    "error=%s msg=%s", log_q(queue_strerror(rc)),
-	    log_q(gwdb_errmsg(gw->db)));
-	if (!gw->flush_armed) {
-		tv = gw_tv(GW_FLUSH_RETRY_MS);
+	util_strlcpy(b->errmsg, gwdb_errmsg(g), sizeof b->errmsg);
+	return rc;
+}
+
+/* Back on the loop: results out, or everything kept for a retry. */
+static void
+gw_flush_done(void *arg, int rc)
+{
+	struct gw_batch	*b = arg;
+	struct gw	*gw = b->gw;
+	struct timeval	 tv = gw_tv(GW_FLUSH_RETRY_MS);
+	bool		 again = gw->flush_again;
+
+	gw->flushing = false;
+	gw->flush_again = false;
+	gw->flush_rc = rc;
+	if (rc == QUEUE_OK) {
+		history_recs_free(b->recs, b->nrecs);
+		if (b->conn_next != 0)
+			gw->conn_saved = (uint64_t)b->conn_next;
+		publisher_settle(gw, &b->works, true);
+	} else {
+		history_put_back(gw->hist, b->recs, b->nrecs);
+		publisher_settle(gw, &b->works, false);
+		log_event(rc == QUEUE_EBUSY ? LL_DEBUG : LL_WARN, "db.error",
+		    "op=flush error=%s msg=%s", log_q(queue_strerror(rc)),
+		    log_q(b->errmsg));
+		gw->flush_hold = true;
 		evtimer_add(gw->flush_ev, &tv);
 		gw->flush_armed = true;
 	}
-	return rc;
+	free(b);
+	if (again && !gw->flush_hold)
+		gw_flush_now(gw);
+}
+
+/* Hand what is pending to the bookkeeping thread (one flush at a time). */
+static void
+gw_flush_start(struct gw *gw)
+{
+	struct gw_batch	*b;
+
+	if (gw->dbw == NULL)
+		return;
+	if (gw->flushing) {
+		gw->flush_again = true;
+		return;
+	}
+	evtimer_del(gw->flush_ev);
+	gw->flush_armed = false;
+	b = xcalloc(1, sizeof *b);
+	b->gw = gw;
+	TAILQ_INIT(&b->works);
+	history_take(gw->hist, &b->recs, &b->nrecs);
+	publisher_collect(gw, &b->works);
+	if (gw->conn_seq != gw->conn_saved)
+		b->conn_next = (int64_t)gw->conn_seq;
+	if (b->nrecs == 0 && TAILQ_EMPTY(&b->works) && b->conn_next == 0) {
+		free(b->recs);
+		free(b);
+		return;
+	}
+	gw->flushing = true;
+	dbw_submit(gw->dbw, gw_flush_run, gw_flush_done, b);
+}
+
+/* Flush and wait for it (shutdown). */
+int
+gw_flush(struct gw *gw)
+{
+	if (gw->dbw == NULL)
+		return QUEUE_OK;
+	dbw_wait(gw->dbw);		/* the flush running, if any */
+	gw->flush_hold = false;
+	gw->flush_rc = QUEUE_OK;
+	gw_flush_start(gw);
+	dbw_wait(gw->dbw);
+	return gw->flush_rc;
 }
 
 /* Flush timer. */
 static void
 gw_flush_cb(evutil_socket_t fd, short ev, void *arg)
 {
+	struct gw	*gw = arg;
+
 	(void)fd;
 	(void)ev;
-	gw_flush(arg);
+	gw->flush_armed = false;
+	gw->flush_hold = false;
+	gw_flush_start(gw);
+}
+
+/* Housekeeping on the bookkeeping thread, and what it did. */
+struct gw_house {
+	struct gw	*gw;
+	bool		 minute;
+	int64_t		 done_ms;
+	int64_t		 failed_ms;
+	int64_t		 history_ms;
+	size_t		 reaped;
+	size_t		 jobs;
+	size_t		 history;
+	bool		 more;
+};
+
+/* The bookkeeping thread: reaper, pruning. */
+static int
+gw_house_run(struct gwdb *g, void *arg)
+{
+	struct gw_house	*h = arg;
+
+	queue_reap(g->q, &h->reaped);
+	if (h->minute)
+		queue_prune(g->q, h->done_ms, h->failed_ms, &h->jobs);
+	if (h->minute || h->more)
+		h->more = history_prune(g, h->history_ms, GW_PRUNE_BUDGET_MS,
+		    &h->history) == QUEUE_EXISTS;
+	return QUEUE_OK;
+}
+
+/* Back on the loop: log what was done. */
+static void
+gw_house_done(void *arg, int rc)
+{
+	struct gw_house	*h = arg;
+	struct gw	*gw = h->gw;
+
+	(void)rc;
+	gw->house_busy = false;
+	gw->prune_more = h->more;
+	if (h->reaped > 0)
+		log_event(LL_INFO, "job.reaped", "jobs=%zu", h->reaped);
+	if (h->jobs > 0 || h->history > 0)
+		log_event(LL_INFO, "db.prune", "jobs=%zu history=%zu more=%s",
+		    h->jobs, h->history, h->more ? "yes" : "no");
+	free(h);
 }
 
 /*
  * Return expired leases every second; prune old jobs and history every
  * minute. History is pruned at most GW_PRUNE_BUDGET_MS at a time (so a large
- * backlog never stalls the links) and again every second until done.
+ * backlog never holds up the flushes for long) and again every second until
+ * done.
  */
 static void
 gw_housekeeping_cb(evutil_socket_t fd, short ev, void *arg)
 {
 	struct gw	*gw = arg;
-	size_t		 n = 0, h = 0;
+	struct gw_house	*h;
 	int64_t		 now = util_mono_ms();
-	bool		 minute;
 
 	(void)fd;
 	(void)ev;
-	if (gw->stopping)
+	if (gw->stopping || gw->house_busy || gw->dbw == NULL)
 		return;
-	if (queue_reap(gw->db->q, &n) == QUEUE_OK && n > 0)
-		log_event(LL_INFO, "job.reaped", "jobs=%zu", n);
-	minute = gw->last_prune_mono == 0 ||
+	h = xcalloc(1, sizeof *h);
+	h->gw = gw;
+	h->minute = gw->last_prune_mono == 0 ||
 	    now - gw->last_prune_mono >= GW_PRUNE_MS;
-	if (!minute && !gw->prune_more)
-		return;
-	n = 0;
-	if (minute) {
+	if (h->minute)
 		gw->last_prune_mono = now;
-		queue_prune(gw->db->q, gw->cfg->done_retention_ms,
-		    gw->cfg->failed_retention_ms, &n);
-	}
-	gw->prune_more = history_prune(gw->db, gw->cfg->history_retention_ms,
-	    GW_PRUNE_BUDGET_MS, &h) == QUEUE_EXISTS;
-	if (n > 0 || h > 0)
-		log_event(LL_INFO, "db.prune", "jobs=%zu history=%zu more=%s", n,
-		    h, gw->prune_more ? "yes" : "no");
+	h->more = gw->prune_more;
+	h->done_ms = gw->cfg->done_retention_ms;
+	h->failed_ms = gw->cfg->failed_retention_ms;
+	h->history_ms = gw->cfg->history_retention_ms;
+	gw->house_busy = true;
+	dbw_submit(gw->dbw, gw_house_run, gw_house_done, h);
 }
 
-/* The queue policy for deliveries, from the configuration. */
+/* Set a policy on the bookkeeping thread's queue. */
+static int
+gw_policy_run(struct gwdb *g, void *arg)
+{
+	return queue_set_policy(g->q, CATALOG_KIND_PUBLISH, arg);
+}
+
+/* Free the policy copy. */
+static void
+gw_policy_done(void *arg, int rc)
+{
+	(void)rc;
+	free(arg);
+}
+
+/* The queue policy for deliveries, from the configuration (both queues). */
 static void
 gw_set_policy(struct gw *gw)
 {
-	struct queue_policy	pol;
+	struct queue_policy	pol, *copy;
 
 	memset(&pol, 0, sizeof pol);
 	pol.max_attempts = 10;
@@ -221,6 +342,11 @@ gw_set_policy(struct gw *gw)
 	pol.jitter_pct = 10;
 	pol.lease_ms = gw->cfg->lease_ms;
 	queue_set_policy(gw->db->q, CATALOG_KIND_PUBLISH, &pol);
+	if (gw->dbw != NULL) {
+		copy = xmalloc(sizeof *copy);
+		*copy = pol;
+		dbw_submit(gw->dbw, gw_policy_run, gw_policy_done, copy);
+	}
 }
 
 /* Open (or reopen) the listener of one port if its address changed. */
@@ -269,12 +395,18 @@ gw_open_db(struct gw *gw, char **cause)
 		free(err);
 		return -1;
 	}
-	gw_set_policy(gw);
 	if (!o.sync_normal && gwdb_relax(gw->db, true) != QUEUE_OK) {
 		xasprintf(cause, "database %s: cannot set synchronous: %s",
 		    o.path, gwdb_errmsg(gw->db));
 		return -1;
 	}
+	if ((gw->dbw = dbw_new(gw->base, &o, !o.sync_normal, &err)) == NULL) {
+		xasprintf(cause, "database %s: %s", o.path, err != NULL ? err :
+		    "?");
+		free(err);
+		return -1;
+	}
+	gw_set_policy(gw);
 	if (gwdb_sync_ncs(gw->db, gw->cfg) != QUEUE_OK) {
 		xasprintf(cause, "database %s: cannot record the NCS list: %s",
 		    o.path, gwdb_errmsg(gw->db));
@@ -326,6 +458,7 @@ gw_new(struct gw_config *cfg, char **cause)
 	gw->cfg = cfg;
 	gw->started_ms = util_now_ms();
 	TAILQ_INIT(&gw->ncs);
+	TAILQ_INIT(&gw->pub_retry);
 	TAILQ_INIT(&gw->sessions);
 	event_set_log_callback(gw_libevent_log);
 	if ((gw->base = event_base_new()) == NULL)
@@ -374,10 +507,13 @@ gw_free(struct gw *gw)
 	}
 	for (i = 0; i < GW_NPORTS; i++)
 		listener_free(gw->listeners[i]);
-	if (gw->db != NULL && gw->hist != NULL && gw->flush_ev != NULL)
+	if (gw->hist != NULL && gw->flush_ev != NULL)
 		gw_flush(gw);
+	dbw_free(gw->dbw);
+	publisher_works_free(&gw->pub_retry);
 	history_free(gw->hist);
 	gwdb_close(gw->db);
+	sbuf_free(&gw->scratch);
 	for (i = 0; i < nitems(gw->sig); i++) {
 		if (gw->sig[i] != NULL)
 			event_free(gw->sig[i]);

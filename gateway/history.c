@@ -1,8 +1,10 @@
 /*
- * Integration history: every frame sent or received, kept in memory until
- * the next flush transaction (a few ms later, shared with the publisher's
- * completions) so it never slows a link, then in the history table until
- * pruned. Exported as a capture: JSON Lines, see conformance/capture.md.
+ * Integration history: every frame sent or received, kept in memory (the
+ * wire bytes as they are) until the next flush transaction, a few ms later,
+ * which the bookkeeping thread runs (dbw.c): it converts UTF-16 to UTF-8
+ * and inserts the rows, so history never slows a link. Then the rows stay
+ * in the history table until pruned. Exported as a capture: JSON Lines,
+ * see conformance/capture.md.
  */
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -74,7 +76,7 @@ history_add(struct history *h, const char *ncs, enum gw_port port,
     const char *outcome, const void *data, size_t len, enum mos_enc enc)
 {
 	struct history_rec	*r;
-	struct sbuf		 sb = { NULL, 0, 0 };
+	char			*copy;
 
 	if (h == NULL || !h->enabled)
 		return;
@@ -90,7 +92,9 @@ history_add(struct history *h, const char *ncs, enum gw_port port,
 		h->v = xreallocarray(h->v, h->cap, sizeof *h->v);
 	}
 	/* the wire bytes as they are: converted to UTF-8 at flush time */
-	sbuf_add(&sb, data, len);
+	copy = xmalloc(len + 1);
+	memcpy(copy, data, len);
+	copy[len] = '\0';
 	r = &h->v[h->n++];
 	r->id = 0;
 	r->t_ms = queue_now(h->db->q);
@@ -101,8 +105,8 @@ history_add(struct history *h, const char *ncs, enum gw_port port,
 	r->message_id = message_id;
 	r->type = xstrdup(type != NULL && *type != '\0' ? type : "unknown");
 	r->outcome = xstrdup(outcome != NULL ? outcome : "");
-	r->xml = sb.s;
-	r->raw_len = sb.len;
+	r->xml = copy;
+	r->raw_len = len;
 	r->enc = enc;
 }
 
@@ -116,7 +120,8 @@ history_to_utf8(struct history_rec *r)
 		return;
 	util_utf16be_to_utf8(&sb, (const uint8_t *)r->xml, r->raw_len);
 	free(r->xml);
-	r->xml = sb.s;
+	r->xml = sb.s != NULL ? sb.s : xstrdup("");
+	r->raw_len = sb.len;
 	r->enc = MOS_ENC_UTF8;
 }
 
@@ -127,19 +132,33 @@ history_pending(struct history *h)
 	return h == NULL ? 0 : h->n;
 }
 
-/* Insert the pending rows (inside the caller's transaction). */
+/* Move the pending rows out; the writer starts a new array. */
+void
+history_take(struct history *h, struct history_rec **v, size_t *n)
+{
+	size_t	cap = h->n > 64 ? h->n : 64;
+
+	*v = h->v;
+	*n = h->n;
+	/* about as many rows will come before the next flush */
+	h->v = h->n > 0 ? xreallocarray(NULL, cap, sizeof *h->v) : NULL;
+	h->cap = h->n > 0 ? cap : 0;
+	h->n = h->flushed = 0;
+}
+
+/* Insert rows (inside the caller's transaction), UTF-8 from here on. */
 int
-history_flush(struct history *h)
+history_store(struct gwdb *g, struct history_rec *v, size_t n)
 {
 	struct history_rec	*r;
 	sqlite3_stmt		*st;
+	size_t			 i;
 	int			 rc;
 
-	h->flushed = 0;
-	for (; h->flushed < h->n; h->flushed++) {
-		r = &h->v[h->flushed];
+	for (i = 0; i < n; i++) {
+		r = &v[i];
 		history_to_utf8(r);
-		st = gwdb_stmt(h->db, ST_HISTORY_ADD);
+		st = gwdb_stmt(g, ST_HISTORY_ADD);
 		sqlite3_bind_int64(st, 1, r->t_ms);
 		sqlite3_bind_text(st, 2, r->ncs, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 3, gw_port_name(r->port), -1,
@@ -151,13 +170,40 @@ history_flush(struct history *h)
 			sqlite3_bind_int(st, 6, r->message_id);
 		sqlite3_bind_text(st, 7, r->type, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 8, r->outcome, -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 9, r->xml, -1, SQLITE_STATIC);
-		if ((rc = gwdb_exec_stmt(h->db, st)) != QUEUE_OK) {
-			h->flushed = 0;
+		sqlite3_bind_text(st, 9, r->xml, (int)r->raw_len,
+		    SQLITE_STATIC);
+		if ((rc = gwdb_exec_stmt(g, st)) != QUEUE_OK)
 			return rc;
-		}
 	}
 	return QUEUE_OK;
+}
+
+/* Rows back in front of the ones added since they were taken. */
+void
+history_put_back(struct history *h, struct history_rec *v, size_t n)
+{
+	if (n == 0) {
+		free(v);
+		return;
+	}
+	v = xreallocarray(v, n + h->n, sizeof *v);
+	if (h->n > 0)
+		memcpy(v + n, h->v, h->n * sizeof *v);
+	free(h->v);
+	h->v = v;
+	h->n += n;
+	h->cap = h->n;
+}
+
+/* Insert the pending rows (inside the caller's transaction). */
+int
+history_flush(struct history *h)
+{
+	int	rc;
+
+	rc = history_store(h->db, h->v, h->n);
+	h->flushed = rc == QUEUE_OK ? h->n : 0;
+	return rc;
 }
 
 /* The transaction failed: the rows stay pending. */

@@ -118,6 +118,7 @@ link_msg_free(struct link_msg *lm)
 	if (lm == NULL)
 		return;
 	mos_msg_free(lm->msg);
+	wire_clear(&lm->wire);
 	if (lm->gen_free != NULL)
 		lm->gen_free(lm->gen_arg);
 	free(lm);
@@ -447,13 +448,19 @@ link_send_inflight(struct link *l, const char *outcome)
 		link_stream(l, true);
 		return;
 	}
-	m->mos_id = mos_msg_strdup(m, gw->cfg->mos_id);
-	m->ncs_id = mos_msg_strdup(m, ncs_wire_id(l->ncs, l->target));
-	m->has_message_id = true;
-	m->message_id = lm->message_id;
-	if (conn_send(l->conn, m, outcome) != 0) {
-		link_unwritable(l);
-		return;
+	if (lm->wire.data != NULL && lm->wire_target == l->target &&
+	    lm->wire.enc == conn_encoding(l->conn))
+		conn_send_wire(l->conn, &lm->wire, lm->message_id, lm->type,
+		    outcome);
+	else {
+		m->mos_id = mos_msg_strdup(m, gw->cfg->mos_id);
+		m->ncs_id = mos_msg_strdup(m, ncs_wire_id(l->ncs, l->target));
+		m->has_message_id = true;
+		m->message_id = lm->message_id;
+		if (conn_send(l->conn, m, outcome) != 0) {
+			link_unwritable(l);
+			return;
+		}
 	}
 	if (!l->inflight_hb) {
 		tv = link_tv(l->ncs->conf->ack_timeout_ms);

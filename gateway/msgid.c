@@ -4,11 +4,23 @@
  * of the reserved block (msgid.reserved_upto); a restart continues after it,
  * so at most one block is skipped and one write is made per block. That
  * write is always durable (synchronous=FULL), even on a relaxed connection.
+ *
+ * With a bookkeeping thread (msgid_set_worker) the next block is stored
+ * there while half of the current one is left, so the fsync never holds up
+ * the loop; an id is only handed out once its block is committed.
  */
 #include <sqlite3.h>
 #include <stdlib.h>
 
 #include "gateway/gateway.h"
+
+/* The next block, being stored on the bookkeeping thread. */
+struct msgid_ahead {
+	struct msgid	*m;		/* NULL once the counter is freed */
+	char		*ncs;
+	enum gw_port	 port;
+	int32_t		 upto;
+};
 
 /* id advanced by n, wrapping within 1..MSGID_MAX. */
 int32_t
@@ -53,45 +65,108 @@ msgid_free(struct msgid *m)
 {
 	if (m == NULL)
 		return;
+	if (m->ahead != NULL)
+		m->ahead->m = NULL;	/* its result is dropped */
 	free(m->ncs);
 	free(m);
 }
 
-/* Store the end of a new block. */
+/* Store the end of a new block (durable, in its own transaction). */
 static int
-msgid_reserve(struct msgid *m, int32_t upto)
+msgid_store(struct gwdb *g, const char *ncs, enum gw_port port, int32_t upto)
 {
 	sqlite3_stmt	*st;
 	int		 rc;
 
-	if ((rc = gwdb_durable(m->db, true)) != QUEUE_OK)
+	if ((rc = gwdb_durable(g, true)) != QUEUE_OK)
 		return rc;
-	if ((rc = queue_tx_begin(m->db->q)) != QUEUE_OK) {
-		gwdb_durable(m->db, false);
+	if ((rc = queue_tx_begin(g->q)) != QUEUE_OK) {
+		gwdb_durable(g, false);
 		return rc;
 	}
-	st = gwdb_stmt(m->db, ST_MSGID_PUT);
-	sqlite3_bind_text(st, 1, m->ncs, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, gw_port_name(m->port), -1, SQLITE_STATIC);
+	st = gwdb_stmt(g, ST_MSGID_PUT);
+	sqlite3_bind_text(st, 1, ncs, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, gw_port_name(port), -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 3, upto);
-	if ((rc = gwdb_exec_stmt(m->db, st)) != QUEUE_OK)
-		queue_tx_rollback(m->db->q);
+	if ((rc = gwdb_exec_stmt(g, st)) != QUEUE_OK)
+		queue_tx_rollback(g->q);
 	else
-		rc = queue_tx_commit(m->db->q);
-	gwdb_durable(m->db, false);
+		rc = queue_tx_commit(g->q);
+	gwdb_durable(g, false);
 	return rc;
 }
 
-/* The next messageID, or 0 when a new block could not be stored. */
+/* Reserve ahead on the bookkeeping thread from now on. */
+void
+msgid_set_worker(struct msgid *m, struct dbw *d, msgid_ready_fn ready,
+    void *arg)
+{
+	m->dbw = d;
+	m->ready = ready;
+	m->ready_arg = arg;
+}
+
+/* The bookkeeping thread: store the block. */
+static int
+msgid_ahead_run(struct gwdb *g, void *arg)
+{
+	struct msgid_ahead	*a = arg;
+
+	return msgid_store(g, a->ncs, a->port, a->upto);
+}
+
+/* Back on the loop: the ids of the block may be used. */
+static void
+msgid_ahead_done(void *arg, int rc)
+{
+	struct msgid_ahead	*a = arg;
+	struct msgid		*m = a->m;
+	bool			 ran_out;
+
+	if (m != NULL) {
+		m->ahead = NULL;
+		ran_out = m->remaining == 0;
+		if (rc == QUEUE_OK)
+			m->remaining += m->block;
+		else
+			log_event(LL_WARN, "msgid.error", "ncs=%s port=%s "
+			    "error=%s", m->ncs, gw_port_name(m->port),
+			    log_q(queue_strerror(rc)));
+		if (ran_out && m->ready != NULL)
+			m->ready(m->ready_arg, m->port);
+	}
+	free(a->ncs);
+	free(a);
+}
+
+/* Store the block after the current one on the bookkeeping thread. */
+static void
+msgid_reserve_ahead(struct msgid *m)
+{
+	struct msgid_ahead	*a;
+
+	a = xcalloc(1, sizeof *a);
+	a->m = m;
+	a->ncs = xstrdup(m->ncs);
+	a->port = m->port;
+	a->upto = msgid_advance(m->next, m->remaining + m->block - 1);
+	m->ahead = a;
+	dbw_submit(m->dbw, msgid_ahead_run, msgid_ahead_done, a);
+}
+
+/* The next messageID, or 0 when no reserved id is left. */
 int32_t
 msgid_next(struct msgid *m)
 {
-	int32_t	id, upto;
+	int32_t	id;
 	int	rc;
 
 	if (m->remaining == 0) {
-		upto = msgid_advance(m->next, m->block - 1);
-		if ((rc = msgid_reserve(m, upto)) != QUEUE_OK) {
+		if (m->ahead != NULL)
+			return 0;	/* m->ready follows */
+		rc = msgid_store(m->db, m->ncs, m->port,
+		    msgid_advance(m->next, m->block - 1));
+		if (rc != QUEUE_OK) {
 			log_event(LL_WARN, "msgid.error", "ncs=%s port=%s "
 			    "error=%s", m->ncs, gw_port_name(m->port),
 			    log_q(queue_strerror(rc)));
@@ -102,5 +177,7 @@ msgid_next(struct msgid *m)
 	id = m->next;
 	m->next = msgid_advance(m->next, 1);
 	m->remaining--;
+	if (m->dbw != NULL && m->ahead == NULL && m->remaining < m->block / 2)
+		msgid_reserve_ahead(m);
 	return id;
 }

@@ -62,6 +62,13 @@ ncs_tick_cb(evutil_socket_t fd, short ev, void *arg)
 	ncs_tick(arg);
 }
 
+/* messageIDs are there again: the link that waited for one goes on. */
+static void
+ncs_msgid_ready(void *arg, enum gw_port port)
+{
+	link_kick(ncs_active_link(arg, port));
+}
+
 /* The runtime state for a configured NCS (links not started yet). */
 struct ncs *
 ncs_new(struct gw *gw, const struct ncs_conf *conf)
@@ -74,6 +81,8 @@ ncs_new(struct gw *gw, const struct ncs_conf *conf)
 	n->conf = config_ncs_dup(conf);
 	n->mid[0] = msgid_new(gw->db, conf->name, GW_PORT_LOWER, MSGID_BLOCK);
 	n->mid[1] = msgid_new(gw->db, conf->name, GW_PORT_UPPER, MSGID_BLOCK);
+	for (p = 0; p < 2; p++)
+		msgid_set_worker(n->mid[p], gw->dbw, ncs_msgid_ready, n);
 	TAILQ_INIT(&n->q[0]);
 	TAILQ_INIT(&n->q[1]);
 	for (t = 0; t < (ncs_has_buddy(n) ? 2 : 1); t++) {

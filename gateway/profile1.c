@@ -92,32 +92,6 @@ listall_text(struct evbuffer *out, const char *s, enum mos_enc enc)
 		evbuffer_add(out, s, strlen(s));
 }
 
-/* First (or last) offset of pattern p in the encoded buffer, -1 if none. */
-static ssize_t
-listall_find(const struct mos_buf *b, const char *p, enum mos_enc enc,
-    bool last)
-{
-	struct sbuf	 pat = { NULL, 0, 0 };
-	size_t		 step = enc == MOS_ENC_UTF16BE ? 2 : 1, i;
-	ssize_t		 found = -1;
-
-	if (enc == MOS_ENC_UTF16BE)
-		util_utf8_to_utf16be(&pat, p, strlen(p));
-	else
-		sbuf_puts(&pat, p);
-	for (i = 0; i + pat.len <= b->len; i += step) {
-		if (memcmp(b->data + i, pat.s, pat.len) == 0) {
-			found = (ssize_t)i;
-			if (!last)
-				break;
-		}
-	}
-	if (found >= 0 && last)
-		found += (ssize_t)pat.len;
-	sbuf_free(&pat);
-	return found;
-}
-
 /* Append the <mosObj>...</mosObj> element of one catalog row. */
 static int
 listall_obj(struct evbuffer *out, const struct catalog_asset *a,
@@ -134,8 +108,10 @@ listall_obj(struct evbuffer *out, const struct catalog_asset *a,
 	m->mos_id = "x";
 	m->ncs_id = "x";
 	if (mos_write(m, enc, &b, err, sizeof err) == 0 &&
-	    (from = listall_find(&b, "<mosObj", enc, false)) >= 0 &&
-	    (to = listall_find(&b, "</mosObj>", enc, true)) > from) {
+	    (from = util_find_enc(b.data, b.len, "<mosObj", enc,
+	    false)) >= 0 &&
+	    (to = util_find_enc(b.data, b.len, "</mosObj>", enc,
+	    true)) > from) {
 		evbuffer_add(out, b.data + from, (size_t)(to - from));
 		rc = 0;
 	} else

@@ -1,16 +1,29 @@
 /*
- * The publisher of one NCS: claims delivery jobs of lane "ncs:NAME" in
- * batches when the NCS's active lower link is up, sends one mosObj at a time
- * built from the CURRENT catalog row (NEW, UPDATED or DELETED with the
- * current objRev), and completes a job only on the matching mosAck ACK.
+ * The publisher of one NCS: delivery jobs of lane "ncs:NAME" become mosObj
+ * messages, one outstanding at a time on the NCS's active lower link, built
+ * from the catalog row as it is when the job is claimed (NEW, UPDATED or
+ * DELETED with the row's objRev); a job completes only on the matching
+ * mosAck ACK.
  *
- * Completions are group-committed: they wait in memory for the next flush
- * transaction (gw_flush, every few ms, shared with history), and the next
- * batch is claimed in that same transaction, after the completions. A NACK
- * fails the job at once (retry with backoff; FAILED after max_attempts,
- * the NACK text kept in the job's history). A link that goes down keeps the
- * message in flight (it is resent, with its messageID, when a link comes
- * back) and gives the rest of the batch back to the queue.
+ * The loop thread only sends and receives. Everything that touches the
+ * database happens in the flush transaction on the bookkeeping thread
+ * (dbw.c, gw.c), a few ms later and in parallel with the links:
+ *
+ *   window   up to PUB_WINDOW jobs claimed ahead, each with its mosObj
+ *            built from the catalog and encoded (wire.c), so that on a
+ *            mosAck the next mosObj goes out at once; the claim is made
+ *            whenever the window has room, in the flush transaction
+ *   ops      what the loop thread decided since the last flush: completions
+ *            (group commit, with the delivery table: last acked status per
+ *            NCS and object), failures after a NACK (retry with backoff,
+ *            FAILED after max_attempts, the NACK text kept in the job's
+ *            history), releases, lease renewals of the window
+ *
+ * A job is claimed only when no job of the same object is in the window or
+ * in flight (else it goes back to the queue at once), so its status (NEW or
+ * UPDATED) is read after the earlier delivery of that object was settled.
+ * A link that goes down keeps the message in flight (resent with its
+ * messageID when a link comes back) and gives the window back to the queue.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -20,16 +33,17 @@
 
 #include "gateway/gateway.h"
 
-#define PUB_BATCH	128
-#define PUB_POLL_MS	50
+#define PUB_WINDOW	512	/* jobs claimed and prepared ahead, at most */
+#define PUB_CLAIM_MIN	32	/* claim once the window has this much room */
+#define PUB_POLL_MS	50	/* nothing was due: claim again after this */
 #define PUB_RETRY_MS	200
 
-/* What to do with a claimed job, decided when it is claimed. */
+/* What a claimed job becomes, decided on the bookkeeping thread. */
 enum pub_action {
-	PUB_SEND = 0,	/* msg is the mosObj */
+	PUB_SEND = 0,	/* msg (and wire) is the mosObj */
 	PUB_SKIP,	/* a tombstone the NCS never had: complete it */
 	PUB_FAIL,	/* permanent failure, why says it */
-	PUB_RETRY,	/* the catalog could not be read: give it back */
+	PUB_RETRY,	/* the catalog could not be read: given back */
 };
 
 struct pub_job {
@@ -41,39 +55,77 @@ struct pub_job {
 	bool		 lost;
 	enum pub_action	 action;
 	struct mos_msg	*msg;
+	struct wire	 wire;
+	int		 target;	/* whose ncsID the wire carries */
 	int		 rev;
 	char		 status[16];
 	const char	*why;
 };
 
-struct pub_done {
+enum pub_op_kind {
+	PUB_OP_DONE = 0,	/* complete; obj_id set: record the delivery */
+	PUB_OP_FAIL,		/* retry with backoff or FAILED */
+	PUB_OP_RELEASE,		/* back to the queue, no attempt counted */
+	PUB_OP_LEASE,		/* renew the lease */
+};
+
+/* One thing for the database to do with a job; rc is the result. */
+struct pub_op {
+	enum pub_op_kind kind;
 	int64_t		 id;
 	int64_t		 gen;
 	char		*obj_id;
+	char		*text;		/* FAIL: the NACK text */
+	bool		 permanent;
+	int		 attempts;
+	int		 max_attempts;
 	int		 rev;
 	char		 status[16];
-	bool		 mark;		/* record it in the delivery table */
+	int64_t		 ms;		/* RELEASE: delay; LEASE: lease */
+	int		 rc;
+};
+
+struct pub_ops {
+	struct pub_op	*v;
+	size_t		 n;
+	size_t		 cap;
+};
+
+/* What one publisher hands to one flush transaction (self-contained). */
+struct pub_work {
+	struct publisher	*owner;	/* NULL once it is gone */
+	char			*ncs;
+	char			*lane;
+	char			*worker;
+	struct pub_ops		 ops;
+	/* the claim: want > 0 */
+	size_t			 want;
+	int64_t			 lease_ms;
+	char			*mos_id;
+	char			*ncs_id;
+	int			 target;
+	enum mos_enc		 enc;
+	char			**busy;	/* objects in the window or in flight */
+	size_t			 nbusy;
+	/* its result */
+	struct pub_job		*jobs;
+	size_t			 njobs;
+	size_t			 deferred;	/* busy objects given back */
+	TAILQ_ENTRY(pub_work)	 entry;
 };
 
 struct publisher {
 	struct ncs	*ncs;
 	char		 lane[96];
 	char		 worker[128];
-	struct pub_job	 batch[PUB_BATCH];
-	size_t		 n;
-	size_t		 next;
+	struct pub_job	 win[PUB_WINDOW];	/* a ring */
+	size_t		 head;
+	size_t		 count;
 	struct pub_job	 cur;
 	bool		 has_cur;
-	int		 cur_rev;
-	char		 cur_status[16];
-	struct link_msg	*cur_msg;
-	struct pub_done	*done;
-	size_t		 ndone;
-	size_t		 cap;
-	size_t		 nflush;
-	bool		 want_claim;
-	bool		 claimed;	/* a claim ran in this flush */
-	bool		 claimed_none;
+	struct pub_ops	 ops;
+	struct pub_work	*flying;	/* in the flush transaction now */
+	bool		 claimed_none;	/* the last claim found nothing */
 	struct event	*poll_ev;
 	struct event	*lease_ev;
 };
@@ -89,16 +141,11 @@ pub_tv(int64_t ms)
 	return tv;
 }
 
-/* Time to claim: the flush transaction does it. */
-static void
-pub_poll_cb(evutil_socket_t fd, short ev, void *arg)
+/* A database error that undoes the whole transaction. */
+static bool
+pub_fatal(int rc)
 {
-	struct publisher	*p = arg;
-
-	(void)fd;
-	(void)ev;
-	if (p->want_claim)
-		gw_flush(p->ncs->gw);
+	return rc == QUEUE_EBUSY || rc == QUEUE_EFULL || rc == QUEUE_EIO;
 }
 
 /* Free what a job holds. */
@@ -109,76 +156,176 @@ pub_job_clear(struct pub_job *j)
 	j->obj_id = NULL;
 	mos_msg_free(j->msg);
 	j->msg = NULL;
+	wire_clear(&j->wire);
 }
 
-/* Free the jobs of the batch from index i. */
+/* A new op at the end of the list (zeroed but for kind, id, gen). */
+static struct pub_op *
+pub_op_add(struct pub_ops *o, enum pub_op_kind kind, int64_t id, int64_t gen)
+{
+	struct pub_op	*op;
+
+	if (o->n == o->cap) {
+		o->cap = o->cap == 0 ? 64 : o->cap * 2;
+		o->v = xreallocarray(o->v, o->cap, sizeof *o->v);
+	}
+	op = &o->v[o->n++];
+	memset(op, 0, sizeof *op);
+	op->kind = kind;
+	op->id = id;
+	op->gen = gen;
+	return op;
+}
+
+/* Free the ops. */
 static void
-pub_batch_clear(struct publisher *p, size_t from)
+pub_ops_clear(struct pub_ops *o)
 {
 	size_t	i;
 
-	for (i = from; i < p->n; i++)
-		pub_job_clear(&p->batch[i]);
-	p->n = p->next = 0;
+	for (i = 0; i < o->n; i++) {
+		free(o->v[i].obj_id);
+		free(o->v[i].text);
+	}
+	free(o->v);
+	memset(o, 0, sizeof *o);
 }
 
-/* Give the unsent jobs of the batch back to the queue (one transaction). */
+/* Move every op of from to the end of to. */
 static void
-pub_release_batch(struct publisher *p)
+pub_ops_move(struct pub_ops *to, struct pub_ops *from)
 {
-	struct queue	*q = p->ncs->gw->db->q;
-	size_t		 i;
-	int		 rc;
+	size_t	i;
 
-	if (p->next >= p->n) {
-		pub_batch_clear(p, p->next);
+	if (to->n == 0) {
+		free(to->v);
+		*to = *from;
+		memset(from, 0, sizeof *from);
 		return;
 	}
-	if ((rc = queue_tx_begin(q)) == QUEUE_OK) {
-		for (i = p->next; i < p->n; i++) {
-			if (!p->batch[i].lost)
-				queue_release(q, p->batch[i].id,
-				    p->batch[i].gen, 0);
-		}
-		rc = queue_tx_commit(q);
-	}
-	if (rc != QUEUE_OK)
-		log_event(LL_WARN, "publish.release", "ncs=%s jobs=%zu "
-		    "error=%s "
-		    "note=lease-expiry-returns-them", p->ncs->conf->name,
-		    p->n - p->next, log_q(queue_strerror(rc)));
-	pub_batch_clear(p, p->next);
+	for (i = 0; i < from->n; i++)
+		*pub_op_add(to, from->v[i].kind, 0, 0) = from->v[i];
+	free(from->v);
+	memset(from, 0, sizeof *from);
 }
 
-/* Keep the leases of every claimed job alive. */
+/* Give a job back to the queue (in the next flush). */
+static void
+pub_op_release(struct pub_ops *o, const struct pub_job *j, int64_t delay_ms)
+{
+	if (!j->lost)
+		pub_op_add(o, PUB_OP_RELEASE, j->id, j->gen)->ms = delay_ms;
+}
+
+/* Forget the claim of a work and what it claimed. */
+static void
+pub_work_unclaim(struct pub_work *w)
+{
+	size_t	i;
+
+	for (i = 0; i < w->nbusy; i++)
+		free(w->busy[i]);
+	free(w->busy);
+	w->busy = NULL;
+	w->nbusy = 0;
+	for (i = 0; i < w->njobs; i++)
+		pub_job_clear(&w->jobs[i]);
+	free(w->jobs);
+	w->jobs = NULL;
+	w->njobs = w->deferred = w->want = 0;
+}
+
+/* Free a work with all it holds. */
+static void
+pub_work_free(struct pub_work *w)
+{
+	if (w->owner != NULL && w->owner->flying == w)
+		w->owner->flying = NULL;
+	pub_ops_clear(&w->ops);
+	pub_work_unclaim(w);
+	free(w->ncs);
+	free(w->lane);
+	free(w->worker);
+	free(w->mos_id);
+	free(w->ncs_id);
+	free(w);
+}
+
+/* Free a list of works (shutdown). */
+void
+publisher_works_free(struct pub_work_list *l)
+{
+	struct pub_work	*w;
+
+	while ((w = TAILQ_FIRST(l)) != NULL) {
+		TAILQ_REMOVE(l, w, entry);
+		pub_work_free(w);
+	}
+}
+
+/* A work for the ops of a publisher that is going away. */
+static void
+pub_orphan(struct gw *gw, const char *ncs, struct pub_ops *ops)
+{
+	struct pub_work	*w;
+
+	if (ops->n == 0)
+		return;
+	w = xcalloc(1, sizeof *w);
+	w->ncs = xstrdup(ncs);
+	pub_ops_move(&w->ops, ops);
+	TAILQ_INSERT_TAIL(&gw->pub_retry, w, entry);
+	gw_flush_soon(gw);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The loop thread: the window and the link. */
+
+/* Claim more? The link is up and the window has room. */
+static bool
+pub_wants_claim(const struct publisher *p)
+{
+	const struct ncs	*n = p->ncs;
+	size_t			 room = PUB_WINDOW - p->count;
+
+	if (!n->conf->publish || n->gw->stopping || p->flying != NULL ||
+	    !link_is_up(n->link[n->active][0]))
+		return false;
+	return room >= PUB_CLAIM_MIN || p->count == 0;
+}
+
+/* Time to claim (nothing was due last time): a flush now. */
+static void
+pub_poll_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct publisher	*p = arg;
+
+	(void)fd;
+	(void)ev;
+	if (pub_wants_claim(p))
+		gw_flush_now(p->ncs->gw);
+}
+
+/* Renew the leases of the window and of the job in flight. */
 static void
 pub_lease_cb(evutil_socket_t fd, short ev, void *arg)
 {
 	struct publisher	*p = arg;
-	struct gw		*gw = p->ncs->gw;
-	struct queue		*q = gw->db->q;
-	struct pub_job		*j;
+	int64_t			 lease = p->ncs->gw->cfg->lease_ms;
 	size_t			 i;
+	struct pub_job		*j;
 
 	(void)fd;
 	(void)ev;
-	if ((!p->has_cur && p->next >= p->n) || queue_tx_begin(q) != QUEUE_OK)
-		return;
-	for (i = p->next; i <= p->n; i++) {
-		j = i < p->n ? &p->batch[i] : (p->has_cur ? &p->cur : NULL);
-		if (j == NULL || j->lost)
-			continue;
-		if (queue_heartbeat(q, j->id, j->gen, gw->cfg->lease_ms) ==
-		    QUEUE_ELOST) {
-			j->lost = true;
-			log_event(LL_WARN, "publish.lost", "ncs=%s job=%lld "
-			    "obj=%s", p->ncs->conf->name, (long long)j->id,
-			    log_q(j->obj_id));
-		}
+	for (i = 0; i <= p->count; i++) {
+		j = i < p->count ? &p->win[(p->head + i) % PUB_WINDOW] :
+		    (p->has_cur ? &p->cur : NULL);
+		if (j != NULL && !j->lost)
+			pub_op_add(&p->ops, PUB_OP_LEASE, j->id, j->gen)->ms =
+			    lease;
 	}
-	if (queue_tx_commit(q) != QUEUE_OK)
-		log_event(LL_WARN, "publish.lease", "ncs=%s error=commit",
-		    p->ncs->conf->name);
+	if (p->ops.n > 0)
+		gw_flush_soon(p->ncs->gw);
 }
 
 /* The publisher of an NCS. */
@@ -203,86 +350,98 @@ publisher_new(struct ncs *n)
 	return p;
 }
 
-/* Free (jobs must have been released or cancelled first). */
+/* Give every job of the window back (in the next flush). */
+static void
+pub_release_window(struct publisher *p)
+{
+	struct pub_job	*j;
+
+	while (p->count > 0) {
+		j = &p->win[p->head];
+		pub_op_release(&p->ops, j, 0);
+		pub_job_clear(j);
+		p->head = (p->head + 1) % PUB_WINDOW;
+		p->count--;
+	}
+	p->head = 0;
+	if (p->ops.n > 0)
+		gw_flush_soon(p->ncs->gw);
+}
+
+/* Free; what is left for the database goes with the next flush. */
 void
 publisher_free(struct publisher *p)
 {
-	size_t	i;
-
 	if (p == NULL)
 		return;
-	pub_batch_clear(p, 0);
+	pub_release_window(p);
+	if (p->has_cur)
+		pub_op_release(&p->ops, &p->cur, 0);
 	pub_job_clear(&p->cur);
-	for (i = 0; i < p->ndone; i++)
-		free(p->done[i].obj_id);
-	free(p->done);
+	pub_orphan(p->ncs->gw, p->ncs->conf->name, &p->ops);
+	if (p->flying != NULL)
+		p->flying->owner = NULL;
 	event_free(p->poll_ev);
 	event_free(p->lease_ev);
 	free(p);
 }
 
-/* Remember a completion for the next flush. */
+/* A completion for the next flush; mark: record the delivery. */
 static void
-pub_done_add(struct publisher *p, struct pub_job *j, int rev,
-    const char *status,
-    bool mark)
+pub_done_add(struct publisher *p, struct pub_job *j, bool mark)
 {
-	struct pub_done	*d;
+	struct pub_op	*op;
 
-	if (p->ndone == p->cap) {
-		p->cap = p->cap == 0 ? PUB_BATCH * 2 : p->cap * 2;
-		p->done = xreallocarray(p->done, p->cap, sizeof *p->done);
+	op = pub_op_add(&p->ops, PUB_OP_DONE, j->id, j->gen);
+	if (mark) {
+		op->obj_id = j->obj_id;
+		j->obj_id = NULL;
+		op->rev = j->rev;
+		util_strlcpy(op->status, j->status, sizeof op->status);
 	}
-	d = &p->done[p->ndone++];
-	d->id = j->id;
-	d->gen = j->gen;
-	d->obj_id = j->obj_id;
-	j->obj_id = NULL;
-	d->rev = rev;
-	util_strlcpy(d->status, status, sizeof d->status);
-	d->mark = mark;
+	pub_job_clear(j);
 	gw_flush_soon(p->ncs->gw);
 }
 
-/* Fail a job; log FAILED when that was its last attempt. */
+/* Fail a job (publish.failed follows once it is stored as FAILED). */
 static void
 pub_fail(struct publisher *p, struct pub_job *j, const char *text,
     bool permanent)
 {
-	struct queue	*q = p->ncs->gw->db->q;
-	int		 rc;
+	struct pub_op	*op;
 
-	rc = j->lost ? QUEUE_ELOST : queue_fail(q, j->id, j->gen, text,
-	    permanent);
 	log_event(LL_WARN, "publish.nacked", "ncs=%s job=%lld obj=%s "
-	    "attempt=%d "
-	    "max_attempts=%d text=%s%s", p->ncs->conf->name, (long long)j->id,
-	    log_q(j->obj_id), j->attempts, j->max_attempts, log_q(text),
-	    rc == QUEUE_OK ? "" : " error=job-not-updated");
-	if (rc == QUEUE_OK && (permanent || j->attempts >= j->max_attempts))
-		log_event(LL_WARN, "publish.failed", "ncs=%s job=%lld obj=%s "
-		    "attempts=%d text=%s", p->ncs->conf->name, (long long)j->id,
-		    log_q(j->obj_id), j->attempts, log_q(text));
+	    "attempt=%d max_attempts=%d text=%s%s", p->ncs->conf->name,
+	    (long long)j->id, log_q(j->obj_id), j->attempts, j->max_attempts,
+	    log_q(text), j->lost ? " error=job-not-updated" : "");
+	if (!j->lost) {
+		op = pub_op_add(&p->ops, PUB_OP_FAIL, j->id, j->gen);
+		op->obj_id = j->obj_id;
+		j->obj_id = NULL;
+		op->text = xstrdup(text);
+		op->permanent = permanent;
+		op->attempts = j->attempts;
+		op->max_attempts = j->max_attempts;
+		gw_flush_soon(p->ncs->gw);
+	}
 	pub_job_clear(j);
 }
 
 /* An ACK: the next mosObj goes out first, then the bookkeeping of this one. */
 static void
-pub_acked(struct publisher *p, struct pub_job *j, int32_t message_id)
+pub_acked(struct publisher *p, int32_t message_id)
 {
-	struct pub_job	done = *j;
-	int		rev = p->cur_rev;
-	char		status[16];
+	struct pub_job	done = p->cur;
 
-	util_strlcpy(status, p->cur_status, sizeof status);
-	j->obj_id = NULL;
-	j->msg = NULL;
+	memset(&p->cur, 0, sizeof p->cur);
 	publisher_pump(p);
-	log_event(LL_INFO, "publish.acked", "ncs=%s job=%lld obj=%s rev=%d "
-	    "status=%s message_id=%d", p->ncs->conf->name, (long long)done.id,
-	    log_q(done.obj_id), rev, status, (int)message_id);
+	if (log_enabled(LL_DEBUG))
+		log_event(LL_DEBUG, "publish.acked", "ncs=%s job=%lld obj=%s "
+		    "rev=%d status=%s message_id=%d", p->ncs->conf->name,
+		    (long long)done.id, log_q(done.obj_id), done.rev,
+		    done.status, (int)message_id);
 	if (!done.lost)
-		pub_done_add(p, &done, rev, status, true);
+		pub_done_add(p, &done, true);
 	else
 		pub_job_clear(&done);
 }
@@ -297,16 +456,15 @@ pub_reply_cb(void *arg, struct link_msg *lm, enum link_result res,
 	const char		*text;
 
 	p->has_cur = false;
-	p->cur_msg = NULL;
 	if (res == LINK_CANCELLED) {
-		if (!j->lost)
-			queue_release(p->ncs->gw->db->q, j->id, j->gen, 0);
+		pub_op_release(&p->ops, j, 0);
 		pub_job_clear(j);
+		gw_flush_soon(p->ncs->gw);
 		return;
 	}
 	if (reply->type == MOS_T_MOS_ACK && reply->u.mos_ack.status != NULL &&
 	    strcmp(reply->u.mos_ack.status, "ACK") == 0) {
-		pub_acked(p, j, lm->message_id);
+		pub_acked(p, lm->message_id);
 		return;
 	}
 	if (reply->type == MOS_T_MOS_ACK)
@@ -319,26 +477,253 @@ pub_reply_cb(void *arg, struct link_msg *lm, enum link_result res,
 	publisher_pump(p);
 }
 
+/* Send one job of the window as a mosObj (or settle it at once). */
+static void
+pub_send(struct publisher *p, struct pub_job *j)
+{
+	struct ncs	*n = p->ncs;
+	struct link_msg	*lm;
+
+	if (j->lost) {
+		pub_job_clear(j);
+		return;
+	}
+	switch (j->action) {
+	case PUB_FAIL:
+		pub_fail(p, j, j->why, true);
+		return;
+	case PUB_RETRY:
+		log_event(LL_WARN, "publish.retry", "ncs=%s job=%lld obj=%s "
+		    "error=catalog-read", n->conf->name, (long long)j->id,
+		    log_q(j->obj_id));
+		pub_job_clear(j);
+		return;
+	case PUB_SKIP:
+		log_event(LL_INFO, "publish.skipped", "ncs=%s job=%lld obj=%s "
+		    "reason=deleted-before-delivery", n->conf->name,
+		    (long long)j->id, log_q(j->obj_id));
+		pub_done_add(p, j, false);
+		return;
+	case PUB_SEND:
+		break;
+	}
+	p->cur = *j;
+	memset(j, 0, sizeof *j);
+	p->has_cur = true;
+	lm = link_msg_new(p->cur.msg, pub_reply_cb, p);
+	p->cur.msg = NULL;
+	lm->wire = p->cur.wire;
+	lm->wire_target = p->cur.target;
+	memset(&p->cur.wire, 0, sizeof p->cur.wire);
+	if (log_enabled(LL_DEBUG))
+		log_event(LL_DEBUG, "publish.sent", "ncs=%s job=%lld obj=%s "
+		    "rev=%d status=%s attempt=%d", n->conf->name,
+		    (long long)p->cur.id, log_q(p->cur.obj_id), p->cur.rev,
+		    p->cur.status, p->cur.attempts);
+	ncs_send(n, GW_PORT_LOWER, lm);
+}
+
+/* Send what can be sent; ask for a claim when the window has room. */
+void
+publisher_pump(struct publisher *p)
+{
+	struct ncs	*n = p->ncs;
+	struct pub_job	 j;
+	struct timeval	 tv;
+
+	if (!n->conf->publish || n->gw->stopping)
+		return;
+	while (!p->has_cur && p->count > 0 &&
+	    link_is_up(ncs_active_link(n, GW_PORT_LOWER))) {
+		j = p->win[p->head];
+		memset(&p->win[p->head], 0, sizeof j);
+		p->head = (p->head + 1) % PUB_WINDOW;
+		p->count--;
+		pub_send(p, &j);
+	}
+	if (!pub_wants_claim(p))
+		return;
+	if (p->count > 0 || p->has_cur)
+		gw_flush_soon(n->gw);
+	else if (!p->claimed_none)
+		gw_flush_now(n->gw);
+	else if (!evtimer_pending(p->poll_ev, NULL)) {
+		tv = pub_tv(PUB_POLL_MS);
+		evtimer_add(p->poll_ev, &tv);
+	}
+}
+
+/* The active lower link went down: the window goes back to the queue. */
+void
+publisher_link_down(struct publisher *p)
+{
+	evtimer_del(p->poll_ev);
+	pub_release_window(p);
+}
+
+/* Stop: release what is claimed and not in flight. */
+void
+publisher_release_all(struct publisher *p)
+{
+	publisher_link_down(p);
+}
+
+/* A message of ours is in flight. */
+bool
+publisher_busy(const struct publisher *p)
+{
+	return p->has_cur;
+}
+
+/* The objIDs in the window and in flight, for the claim. */
+static void
+pub_busy_list(struct publisher *p, struct pub_work *w)
+{
+	size_t	i;
+
+	w->busy = xreallocarray(NULL, p->count + 1, sizeof *w->busy);
+	for (i = 0; i < p->count; i++) {
+		if (p->win[(p->head + i) % PUB_WINDOW].obj_id != NULL)
+			w->busy[w->nbusy++] = xstrdup(p->win[(p->head + i) %
+			    PUB_WINDOW].obj_id);
+	}
+	if (p->has_cur && p->cur.obj_id != NULL)
+		w->busy[w->nbusy++] = xstrdup(p->cur.obj_id);
+}
+
+/* What one publisher has for this flush, or NULL. */
+static struct pub_work *
+pub_take(struct publisher *p)
+{
+	struct ncs	*n = p->ncs;
+	struct pub_work	*w;
+	bool		 claim = pub_wants_claim(p);
+	size_t		 room = PUB_WINDOW - p->count;
+
+	if (p->flying != NULL || (p->ops.n == 0 && !claim))
+		return NULL;
+	w = xcalloc(1, sizeof *w);
+	w->owner = p;
+	w->ncs = xstrdup(n->conf->name);
+	pub_ops_move(&w->ops, &p->ops);
+	if (claim) {
+		w->want = room;
+		w->lane = xstrdup(p->lane);
+		w->worker = xstrdup(p->worker);
+		w->lease_ms = n->gw->cfg->lease_ms;
+		w->mos_id = xstrdup(n->gw->cfg->mos_id);
+		w->target = n->active;
+		w->ncs_id = xstrdup(ncs_wire_id(n, n->active));
+		w->enc = n->conf->encoding == MOS_ENC_UTF8 ? MOS_ENC_UTF8 :
+		    MOS_ENC_UTF16BE;
+		pub_busy_list(p, w);
+		evtimer_del(p->poll_ev);
+	}
+	p->flying = w;
+	return w;
+}
+
+/* Every publisher's work, and what earlier flushes left, into l. */
+void
+publisher_collect(struct gw *gw, struct pub_work_list *l)
+{
+	struct ncs	*n;
+	struct pub_work	*w;
+
+	TAILQ_CONCAT(l, &gw->pub_retry, entry);
+	for (n = TAILQ_FIRST(&gw->ncs); n != NULL; n = TAILQ_NEXT(n, entry)) {
+		if ((w = pub_take(n->pub)) != NULL)
+			TAILQ_INSERT_TAIL(l, w, entry);
+	}
+}
+
+/* ------------------------------------------------------------------------ */
+/* The bookkeeping thread, inside the flush transaction. */
+
+/* Completions (one statement per 16) and their delivery rows. */
+static int
+pub_run_done(struct gwdb *g, struct pub_work *w)
+{
+	int64_t		*ids, *gens;
+	int		*rcs;
+	size_t		 i, n = 0;
+	int		 rc = QUEUE_OK;
+
+	ids = xreallocarray(NULL, w->ops.n, sizeof *ids);
+	gens = xreallocarray(NULL, w->ops.n, sizeof *gens);
+	rcs = xreallocarray(NULL, w->ops.n, sizeof *rcs);
+	for (i = 0; i < w->ops.n && rc == QUEUE_OK; i++) {
+		if (w->ops.v[i].kind != PUB_OP_DONE)
+			continue;
+		ids[n] = w->ops.v[i].id;
+		gens[n++] = w->ops.v[i].gen;
+		if (w->ops.v[i].obj_id != NULL)
+			rc = catalog_delivery_put(g, w->ncs, w->ops.v[i].obj_id,
+			    w->ops.v[i].rev, w->ops.v[i].status);
+	}
+	if (rc == QUEUE_OK && n > 0)
+		rc = queue_complete_many(g->q, ids, gens, n, rcs);
+	for (i = 0, n = 0; rc == QUEUE_OK && i < w->ops.n; i++) {
+		if (w->ops.v[i].kind == PUB_OP_DONE)
+			w->ops.v[i].rc = rcs[n++];
+	}
+	free(ids);
+	free(gens);
+	free(rcs);
+	return rc;
+}
+
+/* Every op of a work. */
+static int
+pub_run_ops(struct gwdb *g, struct pub_work *w)
+{
+	struct pub_op	*op;
+	size_t		 i;
+	int		 rc;
+
+	if ((rc = pub_run_done(g, w)) != QUEUE_OK)
+		return rc;
+	for (i = 0; i < w->ops.n; i++) {
+		op = &w->ops.v[i];
+		switch (op->kind) {
+		case PUB_OP_DONE:
+			continue;
+		case PUB_OP_FAIL:
+			op->rc = queue_fail(g->q, op->id, op->gen, op->text,
+			    op->permanent);
+			break;
+		case PUB_OP_RELEASE:
+			op->rc = queue_release(g->q, op->id, op->gen, op->ms);
+			break;
+		case PUB_OP_LEASE:
+			op->rc = queue_heartbeat(g->q, op->id, op->gen, op->ms);
+			break;
+		}
+		if (pub_fatal(op->rc))
+			return op->rc;
+	}
+	return QUEUE_OK;
+}
+
 /*
  * Decide what a claimed job becomes, from the catalog row and what the NCS
- * last acknowledged (read inside the claim's transaction: no extra lock).
+ * last acknowledged, and build and encode its mosObj.
  */
 static void
-pub_prepare(struct publisher *p, struct pub_job *j)
+pub_prepare(struct gwdb *g, const struct pub_work *w, struct pub_job *j)
 {
-	struct ncs		*n = p->ncs;
 	struct catalog_asset	 a;
 	const char		*status;
-	char			 last[16];
+	char			 last[16], err[256];
 	int			 rc;
 
-	if ((rc = catalog_get(n->gw->db, j->obj_id, &a)) == QUEUE_ENOTFOUND) {
+	if ((rc = catalog_get(g, j->obj_id, &a)) == QUEUE_ENOTFOUND) {
 		j->action = PUB_FAIL;
 		j->why = "objID not in the catalog";
 		return;
 	}
-	if (rc != QUEUE_OK || catalog_delivery_get(n->gw->db, n->conf->name,
-	    j->obj_id, last, sizeof last) != QUEUE_OK) {
+	if (rc != QUEUE_OK || catalog_delivery_get(g, w->ncs, j->obj_id, last,
+	    sizeof last) != QUEUE_OK) {
 		j->action = PUB_RETRY;
 		catalog_asset_clear(&a);
 		return;
@@ -353,207 +738,206 @@ pub_prepare(struct publisher *p, struct pub_job *j)
 	} else {
 		j->action = PUB_SEND;
 		util_strlcpy(j->status, status, sizeof j->status);
+		j->msg->mos_id = mos_msg_strdup(j->msg, w->mos_id);
+		j->msg->ncs_id = mos_msg_strdup(j->msg, w->ncs_id);
+		j->target = w->target;
+		/* if it cannot be encoded, the send says so (as a NACK) */
+		if (wire_encode(&j->wire, j->msg, w->enc, err, sizeof err) != 0)
+			wire_clear(&j->wire);
 	}
 	catalog_asset_clear(&a);
 }
 
-/* Send one claimed job as a mosObj (or settle it at once). */
-static void
-pub_send(struct publisher *p, struct pub_job *j)
-{
-	struct ncs		*n = p->ncs;
-	struct link_msg		*lm;
-
-	if (j->lost) {
-		pub_job_clear(j);
-		return;
-	}
-	switch (j->action) {
-	case PUB_FAIL:
-		pub_fail(p, j, j->why, true);
-		return;
-	case PUB_RETRY:
-		queue_release(n->gw->db->q, j->id, j->gen, PUB_RETRY_MS);
-		log_event(LL_WARN, "publish.retry", "ncs=%s job=%lld obj=%s "
-		    "error=catalog-read", n->conf->name, (long long)j->id,
-		    log_q(j->obj_id));
-		pub_job_clear(j);
-		return;
-	case PUB_SKIP:
-		log_event(LL_INFO, "publish.skipped", "ncs=%s job=%lld obj=%s "
-		    "reason=deleted-before-delivery", n->conf->name,
-		    (long long)j->id, log_q(j->obj_id));
-		pub_done_add(p, j, j->rev, j->status, false);
-		return;
-	case PUB_SEND:
-		break;
-	}
-	p->cur = *j;
-	j->obj_id = NULL;
-	j->msg = NULL;
-	p->has_cur = true;
-	p->cur_rev = p->cur.rev;
-	util_strlcpy(p->cur_status, p->cur.status, sizeof p->cur_status);
-	lm = link_msg_new(p->cur.msg, pub_reply_cb, p);
-	p->cur.msg = NULL;
-	p->cur_msg = lm;
-	log_event(LL_DEBUG, "publish.sent", "ncs=%s job=%lld obj=%s rev=%d "
-	    "status=%s attempt=%d", n->conf->name, (long long)p->cur.id,
-	    log_q(p->cur.obj_id), p->cur_rev, p->cur_status, p->cur.attempts);
-	ncs_send(n, GW_PORT_LOWER, lm);
-}
-
-/* Send what can be sent; when the batch is used up, ask for a claim. */
-void
-publisher_pump(struct publisher *p)
-{
-	struct ncs	*n = p->ncs;
-	struct timeval	 tv;
-
-	if (!n->conf->publish || n->gw->stopping)
-		return;
-	while (!p->has_cur) {
-		if (!link_is_up(ncs_active_link(n, GW_PORT_LOWER)))
-			return;
-		if (p->next < p->n) {
-			pub_send(p, &p->batch[p->next++]);
-			continue;
-		}
-		pub_batch_clear(p, p->next);
-		p->want_claim = true;
-		if (!evtimer_pending(p->poll_ev, NULL)) {
-			tv = pub_tv(p->claimed_none ? PUB_POLL_MS : 0);
-			evtimer_add(p->poll_ev, &tv);
-		}
-		return;
-	}
-}
-
-/* The active lower link went down: the unsent jobs go back to the queue. */
-void
-publisher_link_down(struct publisher *p)
-{
-	p->want_claim = false;
-	evtimer_del(p->poll_ev);
-	pub_release_batch(p);
-}
-
-/* Stop: release what is claimed and not in flight. */
-void
-publisher_release_all(struct publisher *p)
-{
-	publisher_link_down(p);
-}
-
-/* Claim a new batch (inside the flush transaction). */
+/* For bsearch and qsort over the busy objIDs. */
 static int
-pub_claim(struct publisher *p)
+pub_strcmp(const void *a, const void *b)
 {
-	struct gw		*gw = p->ncs->gw;
-	struct queue_job	 jobs[PUB_BATCH];
-	struct pub_job		*j;
-	size_t			 cnt = 0, i;
-	int			 rc;
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
 
-	rc = queue_claim(gw->db->q, p->lane, p->worker, gw->cfg->lease_ms, jobs,
-	    PUB_BATCH, &cnt);
-	if (rc != QUEUE_OK)
-		return rc;
-	for (i = 0; i < cnt; i++) {
-		j = &p->batch[i];
-		memset(j, 0, sizeof *j);
-		j->id = jobs[i].id;
-		j->gen = jobs[i].lease_gen;
-		j->obj_id = xstrndup(jobs[i].payload != NULL ?
-		    jobs[i].payload : "", jobs[i].payload_len);
-		j->attempts = jobs[i].attempts;
-		j->max_attempts = jobs[i].max_attempts;
-		queue_job_clear(&jobs[i]);
-		pub_prepare(p, j);
+/* One claimed job: prepared, or given back. Returns a queue_rc. */
+static int
+pub_run_job(struct gwdb *g, struct pub_work *w, struct queue_job *qj)
+{
+	struct pub_job	*j = &w->jobs[w->njobs];
+	int		 rc;
+
+	memset(j, 0, sizeof *j);
+	j->id = qj->id;
+	j->gen = qj->lease_gen;
+	j->obj_id = xstrndup(qj->payload != NULL ? qj->payload : "",
+	    qj->payload_len);
+	j->attempts = qj->attempts;
+	j->max_attempts = qj->max_attempts;
+	if (w->nbusy > 0 && bsearch(&j->obj_id, w->busy, w->nbusy,
+	    sizeof *w->busy, pub_strcmp) != NULL) {
+		/* an earlier delivery of this object is not settled yet */
+		rc = queue_release(g->q, j->id, j->gen, 0);
+		w->deferred++;
+		pub_job_clear(j);
+		return pub_fatal(rc) ? rc : QUEUE_OK;
 	}
-	p->n = cnt;
-	p->next = 0;
-	p->claimed = true;
-	p->claimed_none = cnt == 0;
+	w->njobs++;
+	pub_prepare(g, w, j);
+	if (j->action == PUB_RETRY &&
+	    pub_fatal(rc = queue_release(g->q, j->id, j->gen, PUB_RETRY_MS)))
+		return rc;
 	return QUEUE_OK;
 }
 
-/*
- * Inside the flush transaction: delivery markers, completions, the next claim.
- */
-int
-publisher_flush(struct publisher *p)
+/* Claim the next jobs and prepare them. */
+static int
+pub_run_claim(struct gwdb *g, struct pub_work *w)
 {
-	struct gw	*gw = p->ncs->gw;
-	int64_t		*ids, *gens;
-	size_t		 i;
-	int		 rc = QUEUE_OK;
+	struct queue_job	*jobs;
+	size_t			 cnt = 0, i;
+	int			 rc;
 
-	p->nflush = 0;
-	p->claimed = false;
-	if (p->ndone > 0) {
-		ids = xreallocarray(NULL, p->ndone, sizeof *ids);
-		gens = xreallocarray(NULL, p->ndone, sizeof *gens);
-		for (i = 0; i < p->ndone && rc == QUEUE_OK; i++) {
-			ids[i] = p->done[i].id;
-			gens[i] = p->done[i].gen;
-			rc = catalog_delivery_put(gw->db, p->ncs->conf->name,
-			    p->done[i].obj_id, p->done[i].rev,
-			    p->done[i].status);
-		}
-		if (rc == QUEUE_OK)
-			rc = queue_complete_many(gw->db->q, ids, gens,
-			    p->ndone, NULL);
-		free(ids);
-		free(gens);
-		if (rc != QUEUE_OK)
-			return rc;
-		p->nflush = p->ndone;
+	jobs = xcalloc(w->want, sizeof *jobs);
+	rc = queue_claim(g->q, w->lane, w->worker, w->lease_ms, jobs, w->want,
+	    &cnt);
+	if (rc != QUEUE_OK) {
+		free(jobs);
+		return rc;
 	}
-	if (p->want_claim && p->n == 0 && !p->has_cur && !gw->stopping &&
-	    link_is_up(ncs_active_link(p->ncs, GW_PORT_LOWER)))
-		rc = pub_claim(p);
+	w->jobs = xreallocarray(NULL, cnt + 1, sizeof *w->jobs);
+	qsort(w->busy, w->nbusy, sizeof *w->busy, pub_strcmp);
+	for (i = 0; i < cnt && rc == QUEUE_OK; i++)
+		rc = pub_run_job(g, w, &jobs[i]);
+	for (i = 0; i < cnt; i++)
+		queue_job_clear(&jobs[i]);
+	free(jobs);
 	return rc;
 }
 
-/* After the flush transaction: forget what was stored, send the new batch. */
+/* Run every work of the flush (inside its transaction). */
+int
+publisher_run(struct gwdb *g, struct pub_work_list *l)
+{
+	struct pub_work	*w;
+	int		 rc;
+
+	for (w = TAILQ_FIRST(l); w != NULL; w = TAILQ_NEXT(w, entry)) {
+		if ((rc = pub_run_ops(g, w)) != QUEUE_OK)
+			return rc;
+		if (w->want > 0 && (rc = pub_run_claim(g, w)) != QUEUE_OK)
+			return rc;
+	}
+	return QUEUE_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The loop thread, after the flush transaction. */
+
+/* A job of the window or in flight, by id and lease generation. */
+static struct pub_job *
+pub_find(struct publisher *p, int64_t id, int64_t gen)
+{
+	struct pub_job	*j;
+	size_t		 i;
+
+	if (p->has_cur && p->cur.id == id && p->cur.gen == gen)
+		return &p->cur;
+	for (i = 0; i < p->count; i++) {
+		j = &p->win[(p->head + i) % PUB_WINDOW];
+		if (j->id == id && j->gen == gen)
+			return j;
+	}
+	return NULL;
+}
+
+/* What the ops did: FAILED jobs and lost leases are logged. */
+static void
+pub_ops_results(struct pub_work *w)
+{
+	struct publisher	*p = w->owner;
+	struct pub_job		*j;
+	struct pub_op		*op;
+	size_t			 i;
+
+	for (i = 0; i < w->ops.n; i++) {
+		op = &w->ops.v[i];
+		if (op->kind == PUB_OP_FAIL && op->rc == QUEUE_OK &&
+		    (op->permanent || op->attempts >= op->max_attempts))
+			log_event(LL_WARN, "publish.failed", "ncs=%s job=%lld "
+			    "obj=%s attempts=%d text=%s", w->ncs,
+			    (long long)op->id, log_q(op->obj_id), op->attempts,
+			    log_q(op->text));
+		else if (op->kind == PUB_OP_FAIL && op->rc != QUEUE_OK)
+			log_event(LL_WARN, "publish.lost", "ncs=%s job=%lld "
+			    "obj=%s op=fail error=%s", w->ncs,
+			    (long long)op->id, log_q(op->obj_id),
+			    log_q(queue_strerror(op->rc)));
+		else if (op->kind == PUB_OP_LEASE && op->rc == QUEUE_ELOST &&
+		    p != NULL && (j = pub_find(p, op->id, op->gen)) != NULL &&
+		    !j->lost) {
+			j->lost = true;
+			log_event(LL_WARN, "publish.lost", "ncs=%s job=%lld "
+			    "obj=%s", w->ncs, (long long)op->id,
+			    log_q(j->obj_id));
+		}
+	}
+}
+
+/* The claimed jobs join the window, or go back if it cannot take them. */
+static void
+pub_take_jobs(struct gw *gw, struct pub_work *w)
+{
+	struct publisher	*p = w->owner;
+	struct pub_ops		 back = { NULL, 0, 0 };
+	struct pub_job		*j;
+	size_t			 i;
+	bool			 take;
+
+	take = p != NULL && p->ncs->conf->publish && !gw->stopping &&
+	    link_is_up(ncs_active_link(p->ncs, GW_PORT_LOWER));
+	for (i = 0; i < w->njobs; i++) {
+		j = &w->jobs[i];
+		if (take && p->count < PUB_WINDOW) {
+			p->win[(p->head + p->count++) % PUB_WINDOW] = *j;
+			memset(j, 0, sizeof *j);
+		} else if (j->action != PUB_RETRY)
+			pub_op_release(p != NULL ? &p->ops : &back, j, 0);
+	}
+	if (p != NULL) {
+		/* nothing to send came of it: look again after PUB_POLL_MS */
+		p->claimed_none = w->want > 0 && w->njobs == 0;
+		if (w->deferred > 0)
+			log_event(LL_DEBUG, "publish.deferred", "ncs=%s "
+			    "jobs=%zu reason=same-object-in-flight", w->ncs,
+			    w->deferred);
+	}
+	pub_orphan(gw, w->ncs, &back);
+	if (p != NULL && p->ops.n > 0)
+		gw_flush_soon(gw);
+}
+
+/* Results back to the publishers, or everything kept for the next flush. */
 void
-publisher_flush_done(struct publisher *p, bool committed)
+publisher_settle(struct gw *gw, struct pub_work_list *l, bool committed)
 {
-	size_t	i;
+	struct pub_work	*w;
+	struct ncs	*n;
 
-	if (!committed) {
-		if (p->claimed)
-			pub_batch_clear(p, 0);	/* the claim was rolled back */
-		p->nflush = 0;
-		p->claimed = false;
-		return;
+	while ((w = TAILQ_FIRST(l)) != NULL) {
+		TAILQ_REMOVE(l, w, entry);
+		if (w->owner != NULL)
+			w->owner->flying = NULL;
+		if (committed) {
+			pub_ops_results(w);
+			pub_take_jobs(gw, w);
+		} else if (w->owner != NULL) {
+			/* the older ops first */
+			pub_ops_move(&w->ops, &w->owner->ops);
+			pub_ops_move(&w->owner->ops, &w->ops);
+		} else {
+			/* the claim was rolled back; the ops are tried again */
+			pub_work_unclaim(w);
+			TAILQ_INSERT_TAIL(&gw->pub_retry, w, entry);
+			continue;
+		}
+		pub_work_free(w);
 	}
-	for (i = 0; i < p->nflush; i++)
-		free(p->done[i].obj_id);
-	if (p->nflush > 0) {
-		memmove(p->done, p->done + p->nflush, (p->ndone - p->nflush) *
-		    sizeof *p->done);
-		p->ndone -= p->nflush;
-	}
-	p->nflush = 0;
-	if (p->claimed) {
-		p->claimed = false;
-		p->want_claim = false;
-		publisher_pump(p);
-	}
-}
-
-/* A message of ours is in flight or queued. */
-bool
-publisher_busy(const struct publisher *p)
-{
-	return p->has_cur;
-}
-
-/* Completions not yet committed. */
-size_t
-publisher_pending(const struct publisher *p)
-{
-	return p->ndone;
+	for (n = TAILQ_FIRST(&gw->ncs); n != NULL; n = TAILQ_NEXT(n, entry))
+		publisher_pump(n->pub);
 }

@@ -1,4 +1,5 @@
 /* Small helpers: allocation that cannot fail, clocks, strings, UTF-16. */
+#include <endian.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -379,6 +380,23 @@ util_put_utf8(char *p, uint32_t c)
 	return 4;
 }
 
+/* Four UTF-16BE units that are all ASCII, written as four bytes. */
+static bool
+util_ascii4(const uint8_t *p, char *out)
+{
+	uint64_t	w;
+
+	memcpy(&w, p, sizeof w);
+	/* every even byte 0, every odd byte below 0x80 (either byte order) */
+	if ((w & (htobe64(0xff80ff80ff80ff80ULL))) != 0)
+		return false;
+	out[0] = (char)p[1];
+	out[1] = (char)p[3];
+	out[2] = (char)p[5];
+	out[3] = (char)p[7];
+	return true;
+}
+
 /* UTF-16BE to UTF-8; lone surrogates and an odd last byte become U+FFFD. */
 void
 util_utf16be_to_utf8(struct sbuf *sb, const uint8_t *p, size_t len)
@@ -396,7 +414,14 @@ util_utf16be_to_utf8(struct sbuf *sb, const uint8_t *p, size_t len)
 	out = sb->s;
 	o = sb->len;
 	for (i = 0; i + 1 < len; i += 2) {
-		if (p[i] == 0 && p[i + 1] < 0x80) {	/* ASCII: most of MOS */
+		/* four ASCII characters at a time: most of MOS */
+		while (i + 8 <= len && util_ascii4(p + i, out + o)) {
+			i += 8;
+			o += 4;
+		}
+		if (i + 1 >= len)
+			break;
+		if (p[i] == 0 && p[i + 1] < 0x80) {	/* ASCII */
 			out[o++] = (char)p[i + 1];
 			continue;
 		}
@@ -461,4 +486,30 @@ util_utf8_to_utf16be(struct sbuf *sb, const char *s, size_t len)
 			sbuf_add(sb, b, 2);
 		}
 	}
+}
+
+/* Where ASCII text p occurs in data encoded as enc (see gateway.h). */
+ssize_t
+util_find_enc(const uint8_t *data, size_t len, const char *p,
+    enum mos_enc enc, bool last)
+{
+	struct sbuf	 pat = { NULL, 0, 0 };
+	size_t		 step = enc == MOS_ENC_UTF16BE ? 2 : 1, i;
+	ssize_t		 found = -1;
+
+	if (enc == MOS_ENC_UTF16BE)
+		util_utf8_to_utf16be(&pat, p, strlen(p));
+	else
+		sbuf_puts(&pat, p);
+	for (i = 0; i + pat.len <= len; i += step) {
+		if (memcmp(data + i, pat.s, pat.len) == 0) {
+			found = (ssize_t)i;
+			if (!last)
+				break;
+		}
+	}
+	if (found >= 0 && last)
+		found += (ssize_t)pat.len;
+	sbuf_free(&pat);
+	return found;
 }

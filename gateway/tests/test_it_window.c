@@ -1,0 +1,261 @@
+/*
+ * Integration: the publisher's window of jobs claimed and encoded ahead.
+ *
+ * An object changed again while its earlier delivery is still in the window
+ * or in flight is delivered after it, as UPDATED with the newer objRev
+ * (never NEW twice, never a stale revision after a newer one); a link lost
+ * with a full window gives the window back and, once the NCS is back, every
+ * change arrives (at least once, the one in flight perhaps twice, nothing
+ * lost or FAILED); a large backlog is drained in queue order with
+ * increasing messageIDs.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gateway/gateway.h"
+#include "gateway/tests/gwproc.h"
+
+#define WAIT_MS		10000
+
+/* The rig with a plain NCS (UTF-16BE). */
+static int
+setup(void **state)
+{
+	*state = gwrig_new(MOS_ENC_UTF16BE, NULL);
+	return *state == NULL ? -1 : 0;
+}
+
+/* Stop the gateway (exit 0 expected) and the peer. */
+static int
+teardown(void **state)
+{
+	struct gwrig	*r = *state;
+	int		 st;
+
+	st = gwproc_stop(r->gw);
+	if (st != 0)
+		gwrig_dump(r, "SIGTERM exit status", __FILE__, __LINE__);
+	gwrig_free(r);
+	return st == 0 ? 0 : -1;
+}
+
+/* Put objects "<prefix>NNN" for the numbers given, in one transaction. */
+static int
+put_many(struct gwrig *r, const char *prefix, const int *nums, size_t n)
+{
+	struct gwdb_opts	 o;
+	struct catalog_asset	 a;
+	struct gwdb		*g = NULL;
+	char			 id[64], *err = NULL;
+	size_t			 i;
+	int			 rc;
+
+	memset(&o, 0, sizeof o);
+	o.path = r->gw->db;
+	o.busy_ms = 5000;
+	if (gwdb_open(&g, &o, &err) != QUEUE_OK) {
+		fprintf(stderr, "gwdb_open: %s\n", err);
+		free(err);
+		return -1;
+	}
+	memset(&a, 0, sizeof a);
+	a.slug = xstrdup("Window test");
+	a.type = xstrdup("VIDEO");
+	a.tb = xstrdup("50");
+	a.air = xstrdup("READY");
+	a.created_by = xstrdup("test");
+	a.changed_by = xstrdup("test");
+	rc = queue_tx_begin(g->q);
+	for (i = 0; i < n && rc == QUEUE_OK; i++) {
+		snprintf(id, sizeof id, "%s%03d", prefix, nums[i]);
+		free(a.obj_id);
+		a.obj_id = xstrdup(id);
+		rc = catalog_put(g, &a, NULL, NULL, &err);
+	}
+	if (rc == QUEUE_OK)
+		rc = queue_tx_commit(g->q);
+	else {
+		fprintf(stderr, "catalog_put: %s\n", err != NULL ? err : "?");
+		queue_tx_rollback(g->q);
+	}
+	free(err);
+	catalog_asset_clear(&a);
+	gwdb_close(g);
+	return rc == QUEUE_OK ? 0 : -1;
+}
+
+/* Put objects prefix000 .. prefix(n-1). */
+static int
+put_range(struct gwrig *r, const char *prefix, int n)
+{
+	int	*nums, i, rc;
+
+	if ((nums = calloc((size_t)n, sizeof *nums)) == NULL)
+		return -1;
+	for (i = 0; i < n; i++)
+		nums[i] = i;
+	rc = put_many(r, prefix, nums, (size_t)n);
+	free(nums);
+	return rc;
+}
+
+/* The mosObj frames the NCS got on the gateway's link, in order. */
+static size_t
+objs(struct gwrig *r, const struct ncspeer_frame **out, size_t max)
+{
+	const struct ncspeer_frame	*f;
+	size_t				 i, n = 0;
+
+	for (i = 0; i < ncspeer_nframes(r->ncs) && n < max; i++) {
+		f = ncspeer_frame_at(r->ncs, i);
+		if (f->side == NCSPEER_ACCEPTED && f->port == NCSPEER_LOWER &&
+		    f->msg != NULL && f->msg->type == MOS_T_MOS_OBJ)
+			out[n++] = f;
+	}
+	return n;
+}
+
+/* The deliveries of one object: statuses and revisions in order. */
+static size_t
+deliveries(const struct ncspeer_frame **v, size_t n, const char *obj_id,
+    const struct mos_obj **out, size_t max)
+{
+	size_t	i, k = 0;
+
+	for (i = 0; i < n && k < max; i++) {
+		if (strcmp(v[i]->msg->u.mos_obj.obj_id, obj_id) == 0)
+			out[k++] = &v[i]->msg->u.mos_obj;
+	}
+	return k;
+}
+
+/* Changes to objects in the window and in flight: NEW, then UPDATED. */
+static void
+test_change_while_in_window(void **state)
+{
+	static const int		 again[] = { 0, 1, 20, 29 };
+	struct gwrig			*r = *state;
+	struct ncspeer_policy		 pol;
+	struct ncspeer_match		 mt = { .type = "mosObj",
+					    .port = NCSPEER_LOWER,
+					    .side = NCSPEER_ACCEPTED,
+					    .obj_id = "WIN-001" };
+	const struct ncspeer_frame	*v[64];
+	const struct mos_obj		*d[8];
+	char				 id[32];
+	size_t				 n, k, i, j;
+
+	memset(&pol, 0, sizeof pol);
+	pol.ack_delay_ms = 50;
+	ncspeer_set_policy(r->ncs, &pol);
+	GWRIG_CHECK(r, put_range(r, "WIN-", 30) == 0);
+	/* WIN-000 is acked, WIN-001 in flight, the rest in the window */
+	GWRIG_CHECK(r, ncspeer_wait(r->ncs, &mt, WAIT_MS) != NULL);
+	GWRIG_CHECK(r, put_many(r, "WIN-", again, nitems(again)) == 0);
+	GWRIG_CHECK(r, gwproc_wait_jobs(r->gw, r->lane, QUEUE_DONE, 34,
+	    WAIT_MS) == 34);
+	GWRIG_CHECK(r, gwproc_wait_idle(r->gw, r->lane, WAIT_MS) == 0);
+	GWRIG_CHECK(r, gwproc_job_count(r->gw, r->lane, QUEUE_FAILED) == 0);
+	n = objs(r, v, nitems(v));
+	GWRIG_CHECK(r, n == 34);
+	for (i = 0; i < 30; i++) {
+		snprintf(id, sizeof id, "WIN-%03zu", i);
+		k = deliveries(v, n, id, d, nitems(d));
+		GWRIG_CHECK(r, k >= 1);
+		GWRIG_CHECK(r, strcmp(d[0]->status, "NEW") == 0 &&
+		    d[0]->obj_rev == 1);
+		for (j = 1; j < k; j++) {
+			GWRIG_CHECK(r, strcmp(d[j]->status, "UPDATED") == 0);
+			GWRIG_CHECK(r, d[j]->obj_rev >= d[j - 1]->obj_rev);
+		}
+		GWRIG_CHECK(r, d[k - 1]->obj_rev == (i == 0 || i == 1 ||
+		    i == 20 || i == 29 ? 2u : 1u));
+	}
+	/* WIN-020 was still waiting in the window: its change waited too */
+	GWRIG_CHECK(r, gwproc_log_wait(r->gw, 0, WAIT_MS,
+	    "event=publish.deferred", (char *)NULL) != -1);
+}
+
+/* The link lost with a full window: nothing is lost, nothing FAILED. */
+static void
+test_link_lost_with_window(void **state)
+{
+	struct gwrig			*r = *state;
+	static const struct ncspeer_frame *v[1200];
+	const struct mos_obj		*d[8];
+	struct ncspeer_match		 mt = { .type = "mosObj",
+					    .port = NCSPEER_LOWER,
+					    .side = NCSPEER_ACCEPTED,
+					    .obj_id = "LOST-050" };
+	char				 id[32];
+	size_t				 n, k, i, j, twice = 0;
+
+	GWRIG_CHECK(r, put_range(r, "LOST-", 400) == 0);
+	GWRIG_CHECK(r, ncspeer_wait(r->ncs, &mt, WAIT_MS) != NULL);
+	ncspeer_down(r->ncs, true);
+	GWRIG_CHECK(r, gwproc_log_wait(r->gw, 0, WAIT_MS,
+	    "event=link.down", "port=lower", (char *)NULL) != -1);
+	GWRIG_CHECK(r, ncspeer_up(r->ncs) == 0);
+	GWRIG_CHECK(r, gwproc_wait_jobs(r->gw, r->lane, QUEUE_DONE, 400,
+	    3 * WAIT_MS) == 400);
+	GWRIG_CHECK(r, gwproc_wait_idle(r->gw, r->lane, WAIT_MS) == 0);
+	GWRIG_CHECK(r, gwproc_job_count(r->gw, r->lane, QUEUE_FAILED) == 0);
+	n = objs(r, v, nitems(v));
+	for (i = 0; i < 400; i++) {
+		snprintf(id, sizeof id, "LOST-%03zu", i);
+		k = deliveries(v, n, id, d, nitems(d));
+		GWRIG_CHECK(r, k >= 1);
+		for (j = 0; j < k; j++)
+			GWRIG_CHECK(r, strcmp(d[j]->status, "NEW") == 0 &&
+			    d[j]->obj_rev == 1);
+		twice += k > 1;
+	}
+	/* only what was in flight when the link went may come twice */
+	GWRIG_CHECK(r, twice <= 1);
+}
+
+/* A backlog drains in queue order, messageIDs increasing. */
+static void
+test_backlog_order(void **state)
+{
+	struct gwrig			*r = *state;
+	static const struct ncspeer_frame *v[1200];
+	char				 id[32];
+	size_t				 n, i;
+
+	GWRIG_CHECK(r, put_range(r, "ORD-", 1000) == 0);
+	GWRIG_CHECK(r, gwproc_wait_jobs(r->gw, r->lane, QUEUE_DONE, 1000,
+	    3 * WAIT_MS) == 1000);
+	n = objs(r, v, nitems(v));
+	GWRIG_CHECK(r, n == 1000);
+	for (i = 0; i < n; i++) {
+		snprintf(id, sizeof id, "ORD-%03zu", i);
+		GWRIG_CHECK(r, strcmp(v[i]->msg->u.mos_obj.obj_id, id) == 0);
+		GWRIG_CHECK(r, i == 0 || v[i]->message_id >
+		    v[i - 1]->message_id);
+	}
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_change_while_in_window,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_link_lost_with_window,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_backlog_order, setup,
+		    teardown),
+	};
+
+	mos_init();
+	return cmocka_run_group_tests_name("gateway_it_window", tests, NULL,
+	    NULL);
+}
