@@ -1,11 +1,14 @@
 /*
  * Input handling shared by the parser: MOS numbers (decimal or hex),
  * UTF-16BE to UTF-8 in one linear pass, the byte-level envelope scan used
- * when a frame fails, and per-thread scratch buffers reused between frames.
+ * when a frame fails, and per-thread scratch (buffers and the libxml2
+ * parser context) reused between frames.
  */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <libxml/parser.h>
 
 #include "mosxml/mosxml.h"
 #include "mosxml/schema.h"
@@ -247,7 +250,7 @@ mos_env_scan(const char *s, size_t len, struct mos_envelope *env)
 	}
 }
 
-/* Free a thread's scratch buffers when it exits. */
+/* Free a thread's scratch buffers and parser context when it exits. */
 static void
 scratch_free(void *p)
 {
@@ -255,6 +258,7 @@ scratch_free(void *p)
 
 	if (s == NULL)
 		return;
+	xmlFreeParserCtxt(s->xml);
 	mos_buf_free(&s->utf8);
 	mos_buf_free(&s->tb);
 	free(s);

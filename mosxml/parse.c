@@ -3,10 +3,16 @@
  *
  * Input checks come first (size cap, even length and surrogate pairs for
  * UTF-16BE, no NUL) and UTF-16BE is transcoded to UTF-8 in the same pass
- * (input.c). libxml2 then parses with a fresh context per frame exactly as
- * hardening.md 1.9 says: options NONET|NOERROR|NOWARNING|IGNORE_ENC, a
- * DOCTYPE stops the parser, the deny-all entity loader of mos_init(),
- * success only when errNo is XML_ERR_OK.
+ * (input.c). libxml2 then parses as hardening.md 1.9 says: options
+ * NONET|NOERROR|NOWARNING|IGNORE_ENC, a DOCTYPE stops the parser, the
+ * deny-all entity loader of mos_init(), success only when errNo is
+ * XML_ERR_OK. Unlike 1.9 the context is not new for every frame: each
+ * thread keeps one, reset by xmlCtxtReadMemory(), and replaces it after a
+ * failed frame, every CTXT_FRAMES frames and when its dictionary grows
+ * (1.6); small frames spend much of their time creating contexts. For the
+ * same reason the text is handed over with no encoding named unless it
+ * starts like a BOM or other signature (no copying UTF-8 decoder), and
+ * with white space appended after the root (see XML_PAD).
  *
  * No tree is built: SAX2 callbacks fill the model directly, driven by the
  * descriptor tables of schema.c. A stack of frames follows the schema;
@@ -29,6 +35,16 @@
 			 XML_PARSE_NOWARNING | XML_PARSE_IGNORE_ENC)
 #define STACK_MAX	32	/* frames; the schema nests about ten deep */
 #define ENV_SCAN_MAX	(64u << 10)
+#define CTXT_FRAMES	1000		/* frames one parser context serves */
+#define CTXT_DICT_MAX	(64u << 10)	/* bytes of names it may keep */
+/*
+ * Spaces appended after the text: libxml2 2.9.14 calls its input-growing
+ * code at nearly every token within INPUT_CHUNK (250) bytes of the end,
+ * which is all of a small frame. UTF-8 frames up to PAD_COPY_MAX are
+ * copied to get the room; bigger ones gain too little to pay the copy.
+ */
+#define XML_PAD		256
+#define PAD_COPY_MAX	(64u << 10)
 
 enum fr_kind { FR_ROOT, FR_STRUCT, FR_FIELD, FR_BODY, FR_PROFILES, FR_WRAP };
 
@@ -102,6 +118,10 @@ mos_parse_set_max(size_t max)
 }
 
 /* Record an error with the element path; stops a running parse. */
+static int
+perr(struct pctx *c, enum mos_err code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 static int
 perr(struct pctx *c, enum mos_err code, const char *fmt, ...)
 {
@@ -1174,15 +1194,69 @@ xml_error(struct pctx *c)
 		*--p = '\0';
 }
 
-/* Run the SAX parse of UTF-8 text; 0 when well-formed and built. */
-static int
-sax_run(struct pctx *c, const char *buf, size_t len)
+/*
+ * A parser context for one frame: this thread's kept one with the number
+ * of frames it has parsed, or a new one.
+ */
+static xmlParserCtxt *
+ctxt_take(struct mos_scratch *sc, unsigned *frames)
 {
-	xmlSAXHandler		*sax;
+	xmlParserCtxt	*ctxt;
 
-	if ((c->ctxt = xmlNewParserCtxt()) == NULL)
-		return perr_nomem(c);
-	sax = c->ctxt->sax;
+	*frames = 0;
+	if (sc == NULL || sc->xml == NULL)
+		return xmlNewParserCtxt();
+	ctxt = sc->xml;
+	*frames = sc->xml_frames;
+	sc->xml = NULL;
+	return ctxt;
+}
+
+/*
+ * Keep the context for the thread's next frame, or free it: after any
+ * failed frame (no halted state, error or namespace leaks into the next),
+ * after CTXT_FRAMES frames, and once its dictionary, which a reset keeps,
+ * holds CTXT_DICT_MAX bytes of names (hardening.md 1.6).
+ */
+static void
+ctxt_put(struct mos_scratch *sc, xmlParserCtxt *ctxt, unsigned frames,
+    int failed)
+{
+	if (sc == NULL || sc->xml != NULL || failed ||
+	    frames + 1 >= CTXT_FRAMES ||
+	    xmlDictGetUsage(ctxt->dict) > CTXT_DICT_MAX) {
+		xmlFreeParserCtxt(ctxt);
+		return;
+	}
+	sc->xml = ctxt;
+	sc->xml_frames = frames + 1;
+}
+
+/*
+ * The encoding to name to libxml2. None for text starting with ASCII
+ * other than 'L' and no NUL in its first four bytes: libxml2 then finds
+ * no signature and reads it as UTF-8 without a copying UTF-8 decoder (and
+ * still rejects bad UTF-8). Otherwise "UTF-8", so that no BOM or EBCDIC
+ * signature can switch the encoding.
+ */
+static const char *
+xml_encoding(const char *buf, size_t len)
+{
+	size_t	i;
+
+	if (len < 4 || (unsigned char)buf[0] >= 0x80 || buf[0] == 'L')
+		return "UTF-8";
+	for (i = 1; i < 4; i++) {
+		if (buf[i] == '\0')
+			return "UTF-8";
+	}
+	return NULL;
+}
+
+/* Point the context's SAX handler at our callbacks. */
+static void
+sax_setup(xmlSAXHandler *sax)
+{
 	sax->internalSubset = sax_reject_dtd;
 	sax->externalSubset = NULL;
 	sax->startDocument = NULL;
@@ -1197,16 +1271,39 @@ sax_run(struct pctx *c, const char *buf, size_t len)
 	sax->comment = sax_comment;
 	sax->processingInstruction = sax_pi;
 	sax->reference = NULL;
+}
+
+/* Fill the XML_PAD bytes at end with white space; returns XML_PAD. */
+static size_t
+text_pad(char *end)
+{
+	memset(end, ' ', XML_PAD);
+	return XML_PAD;
+}
+
+/*
+ * Run the SAX parse of UTF-8 text; 0 when well-formed and built. The
+ * thread's context is reused: xmlCtxtReadMemory() resets it first.
+ */
+static int
+sax_run(struct pctx *c, const char *buf, size_t len)
+{
+	struct mos_scratch	*sc = mos_scratch_get();
+	unsigned		 frames;
+
+	if ((c->ctxt = ctxt_take(sc, &frames)) == NULL)
+		return perr_nomem(c);
+	sax_setup(c->ctxt->sax);
 	sax_cur = c;
-	xmlFreeDoc(xmlCtxtReadMemory(c->ctxt, buf, (int)len, NULL, "UTF-8",
-	    PARSE_OPTS));
+	xmlFreeDoc(xmlCtxtReadMemory(c->ctxt, buf, (int)len, NULL,
+	    xml_encoding(buf, len), PARSE_OPTS));
 	sax_cur = NULL;
 	if (!c->failed && (!c->ctxt->wellFormed ||
 	    c->ctxt->errNo != XML_ERR_OK)) {
 		xml_error(c);
 		c->failed = 1;
 	}
-	xmlFreeParserCtxt(c->ctxt);
+	ctxt_put(sc, c->ctxt, frames, c->failed);
 	c->ctxt = NULL;
 	return c->failed ? -1 : 0;
 }
@@ -1255,10 +1352,12 @@ mos_xml_canon(struct mos_msg *m, const char *s, char *msg, size_t msglen)
 	c.check_only = 1;
 	if (mos_buf_add(&b, "<x>", 3) == -1 ||
 	    mos_buf_add(&b, s, strlen(s)) == -1 ||
-	    mos_buf_add(&b, "</x>", 4) == -1 || b.len > INT_MAX / 2)
+	    mos_buf_add(&b, "</x>", 4) == -1 || b.len > INT_MAX / 2 ||
+	    mos_buf_reserve(&b, XML_PAD) == -1)
 		snprintf(err.msg, sizeof err.msg, "out of memory or too long");
 	else
-		rc = sax_run(&c, (const char *)b.data, b.len);
+		rc = sax_run(&c, (const char *)b.data, b.len +
+		    text_pad((char *)b.data + b.len));
 	mos_buf_free(&b);
 	mos_buf_free(&c.tb);
 	if (rc == -1) {
@@ -1279,7 +1378,7 @@ mos_parse(const void *frame, size_t len, enum mos_enc enc, enum mos_mode mode,
 	struct mos_buf		 utf8 = { NULL, 0, 0 };
 	const uint8_t		*in = frame;
 	const char		*text = frame;
-	size_t			 tlen = len;
+	size_t			 tlen = len, pad = 0;
 
 	*out = NULL;
 	if (err == NULL)
@@ -1292,7 +1391,8 @@ mos_parse(const void *frame, size_t len, enum mos_enc enc, enum mos_mode mode,
 	if ((sc = mos_scratch_get()) != NULL) {
 		utf8 = sc->utf8;
 		c.tb = sc->tb;
-		memset(sc, 0, sizeof *sc);
+		memset(&sc->utf8, 0, sizeof sc->utf8);
+		memset(&sc->tb, 0, sizeof sc->tb);
 	}
 	if (enc == MOS_ENC_AUTO)
 		enc = len > 0 && in[0] == 0 ? MOS_ENC_UTF16BE : MOS_ENC_UTF8;
@@ -1301,21 +1401,27 @@ mos_parse(const void *frame, size_t len, enum mos_enc enc, enum mos_mode mode,
 		    "%zu", len, parse_max);
 		tlen = len = len < ENV_SCAN_MAX ? len : ENV_SCAN_MAX;
 	}
-	if (enc == MOS_ENC_UTF16BE) {
-		if (mos_buf_reserve(&utf8, len / 2 * 3 + 4) == -1) {
+	if (enc == MOS_ENC_UTF16BE || len <= PAD_COPY_MAX) {
+		if (mos_buf_reserve(&utf8, (enc == MOS_ENC_UTF16BE ? len / 2 * 3 +
+		    4 : len) + XML_PAD) == -1) {
 			perr_nomem(&c);
 			goto done;
 		}
-		if (mos_utf16_to_utf8(in, len, (char *)utf8.data, &tlen) == -1)
+		if (enc != MOS_ENC_UTF16BE)
+			memcpy(utf8.data, frame, len);
+		else if (mos_utf16_to_utf8(in, len, (char *)utf8.data,
+		    &tlen) == -1)
 			perr(&c, MOS_E_ENCODING, "not UTF-16BE: odd length or "
 			    "lone surrogate");
 		text = (const char *)utf8.data;
+		pad = text_pad((char *)utf8.data + tlen);
 	}
 	if (!c.failed && memchr(text, '\0', tlen) != NULL)
 		perr(&c, MOS_E_ENCODING, "NUL character in frame");
 	if (!c.failed && (c.m = mos_msg_new(MOS_T_UNKNOWN)) == NULL)
 		perr_nomem(&c);
-	if (!c.failed && sax_run(&c, text, tlen) == 0 && check_message(&c) == 0) {
+	if (!c.failed && sax_run(&c, text, tlen + pad) == 0 &&
+	    check_message(&c) == 0) {
 		*out = c.m;
 		c.m = NULL;
 	}

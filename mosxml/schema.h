@@ -149,8 +149,10 @@ int	mos_utf16_to_utf8(const uint8_t *, size_t, char *out, size_t *outlen);
 void	mos_env_scan(const char *, size_t, struct mos_envelope *);
 
 struct mos_scratch {
-	struct mos_buf	utf8;
-	struct mos_buf	tb;
+	struct mos_buf		 utf8;
+	struct mos_buf		 tb;
+	struct _xmlParserCtxt	*xml;		/* kept libxml2 context (parse.c) */
+	unsigned		 xml_frames;	/* frames it has parsed */
 };
 /* This thread's scratch buffers (take them, then put them back), or NULL. */
 struct mos_scratch *mos_scratch_get(void);

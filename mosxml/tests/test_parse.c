@@ -681,30 +681,232 @@ test_size_cap(void **state)
 	mos_msg_free(m);
 }
 
+#define NAMES_TOTAL	1000000	/* distinct element names, over all frames */
+#define NAMES_FRAME	2000	/* names per frame */
+
+/* A heartbeat whose body holds n unknown elements named by prefix and first. */
+static void
+names_frame(struct mos_buf *b, int id, const char *prefix, long first, int n)
+{
+	char	tmp[96];
+	int	i;
+
+	b->len = 0;
+	snprintf(tmp, sizeof tmp, "<mos><mosID>M</mosID><ncsID>N</ncsID>"
+	    "<messageID>%d</messageID><heartbeat>", id);
+	mostest_buf_add(b, tmp);
+	for (i = 0; i < n; i++) {
+		snprintf(tmp, sizeof tmp, "<%s%ld/>", prefix, first + i);
+		mostest_buf_add(b, tmp);
+	}
+	mostest_buf_add(b, "</heartbeat></mos>");
+}
+
+/* Parse a names_frame; 0 when it parsed into the expected heartbeat. */
+static int
+names_parse(const struct mos_buf *b, int id)
+{
+	struct mos_msg		*m;
+	struct mos_error	 err;
+	int			 ok;
+
+	if (mos_parse(b->data, b->len, MOS_ENC_UTF8, MOS_LENIENT, &m, &err) !=
+	    MOS_OK) {
+		print_error("frame %d: %s\n", id, err.msg);
+		return -1;
+	}
+	ok = m->type == MOS_T_HEARTBEAT && m->message_id == id;
+	mos_msg_free(m);
+	return ok ? 0 : -1;
+}
+
+/*
+ * The parser context a thread keeps is replaced before its dictionary
+ * fills: a million distinct names over many frames all parse, and memory
+ * stays flat (a kept libxml2 dictionary fails new names after about a
+ * million and holds some 20 MB).
+ */
+static void
+test_many_names(void **state)
+{
+	struct mos_buf	 b = { NULL, 0, 0 };
+	long		 rss0 = -1, rss;
+	int		 i, bad = 0;
+
+	(void)state;
+	for (i = 0; i < NAMES_TOTAL / NAMES_FRAME; i++) {
+		names_frame(&b, i + 1, "distinct_name_", (long)i * NAMES_FRAME,
+		    NAMES_FRAME);
+		if (names_parse(&b, i + 1) != 0 && bad++ < 5)
+			print_error("frame %d of distinct names failed\n", i + 1);
+		if (i == 20)
+			rss0 = mostest_vm_kb("VmRSS");
+	}
+	rss = mostest_vm_kb("VmRSS");
+	mos_buf_free(&b);
+	assert_int_equal(bad, 0);
+	if (mostest_rss_meaningful() && rss0 > 0 && rss > 0 &&
+	    rss - rss0 > 8192)
+		fail_msg("RSS grew by %ld kB over %d names", rss - rss0,
+		    NAMES_TOTAL);
+}
+
+/* A good frame with a namespace declared on its root. */
+#define GOOD_NS		"<mos xmlns:p=\"urn:x\"><mosID>M</mosID><ncsID>N" \
+			"</ncsID><messageID>7</messageID><p:q/><heartbeat/>" \
+			"</mos>"
+/* The same prefix used without a declaration. */
+#define BAD_NS		"<mos><mosID>M</mosID><ncsID>N</ncsID>" \
+			"<messageID>7</messageID><p:q/><heartbeat/></mos>"
+
+/* A good mosAck; fails the test unless it parses with a clean error. */
+static void
+parse_good_ack(int id)
+{
+	char			 s[256], want[32];
+	struct mos_msg		*m;
+	struct mos_error	 err;
+
+	snprintf(s, sizeof s, "<mos><mosID>M</mosID><ncsID>N</ncsID>"
+	    "<messageID>%d</messageID><mosAck><objID>O%d</objID><objRev>1"
+	    "</objRev><status>ACK</status><statusDescription/></mosAck>"
+	    "</mos>", id, id);
+	assert_int_equal(mos_parse(s, strlen(s), MOS_ENC_UTF8, MOS_STRICT, &m,
+	    &err), MOS_OK);
+	assert_int_equal(err.code, MOS_OK);
+	assert_int_equal(err.xml_code, 0);
+	assert_string_equal(err.msg, "");
+	assert_int_equal(m->type, MOS_T_MOS_ACK);
+	assert_int_equal(m->message_id, id);
+	snprintf(want, sizeof want, "O%d", id);
+	assert_string_equal(m->u.mos_ack.obj_id, want);
+	mos_msg_free(m);
+}
+
+/* Deeply nested unknown elements, past libxml2's depth limit. */
+static void
+deep_frame(struct mos_buf *b, int depth)
+{
+	int	i;
+
+	b->len = 0;
+	mostest_buf_add(b, "<mos><mosID>M</mosID><ncsID>N</ncsID>"
+	    "<messageID>1</messageID><heartbeat>");
+	for (i = 0; i < depth; i++)
+		mostest_buf_add(b, "<a>");
+	for (i = 0; i < depth; i++)
+		mostest_buf_add(b, "</a>");
+	mostest_buf_add(b, "</heartbeat></mos>");
+}
+
+/*
+ * A failed frame leaves nothing behind on the thread: the next frame
+ * parses with a clean error, and a namespace of a frame is gone in the
+ * next one.
+ */
+static void
+test_fail_then_good(void **state)
+{
+	static const struct {
+		const char	*s;
+		enum mos_err	 code;
+	} bad[] = {
+		{ "<!DOCTYPE mos [<!ENTITY e \"x\">]><mos><mosID>&e;</mosID>"
+		    "</mos>", MOS_E_DOCTYPE },
+		{ "<mos><mosID>M</mosID><ncsID>N", MOS_E_XML },
+		{ "<mos xmlns:p=\"urn:x\"><p:a><mosID>M</mosID>", MOS_E_XML },
+		{ "<mos><mosID>&undefined;</mosID></mos>", MOS_E_XML },
+		{ "<mos><mosID>\xe9</mosID></mos>", MOS_E_XML },
+		{ BAD_NS, MOS_E_XML },
+	};
+	struct mos_buf		 b = { NULL, 0, 0 };
+	struct mos_msg		*m;
+	struct mos_error	 err;
+	size_t			 i;
+
+	(void)state;
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		parse_good_ack((int)i + 1);
+		parse_fail(bad[i].s, MOS_LENIENT, bad[i].code);
+		parse_good_ack((int)i + 100);
+	}
+	deep_frame(&b, 400);
+	assert_int_equal(mos_parse(b.data, b.len, MOS_ENC_UTF8, MOS_LENIENT,
+	    &m, &err), MOS_E_XML);
+	assert_null(m);
+	parse_good_ack(200);
+	deep_frame(&b, 100);
+	assert_int_equal(mos_parse(b.data, b.len, MOS_ENC_UTF8, MOS_LENIENT,
+	    &m, &err), MOS_OK);
+	mos_msg_free(m);
+	/* Over 64 KiB of UTF-8 (parsed in place, not copied), whole and cut. */
+	names_frame(&b, 5, "big_frame_name_", 0, 4000);
+	assert_true(b.len > 64 * 1024);
+	assert_int_equal(names_parse(&b, 5), 0);
+	assert_int_equal(mos_parse(b.data, b.len - 8, MOS_ENC_UTF8,
+	    MOS_LENIENT, &m, &err), MOS_E_XML);
+	assert_null(m);
+	assert_int_equal(err.env.message_id, 5);
+	parse_good_ack(201);
+	mos_buf_free(&b);
+	/* A kept context: a declaration does not outlive its frame. */
+	m = mostest_parse_str(GOOD_NS);
+	mos_msg_free(m);
+	parse_fail(BAD_NS, MOS_LENIENT, MOS_E_XML);
+	m = mostest_parse_str(GOOD_NS);
+	mos_msg_free(m);
+	parse_good_ack(300);
+}
+
 struct thread_job {
 	const struct mos_buf	*frame;
 	const struct mos_msg	*want;
+	int			 id;
 	int			 bad;
 };
 
-/* Parse the same frame many times; count results that differ. */
+#define THREAD_FRAMES	1200	/* past one context's frame budget */
+
+/*
+ * Parse the same frame many times, with failed frames and frames of new
+ * names of this thread's own between; count results that differ.
+ */
 static void *
 thread_parse(void *arg)
 {
 	struct thread_job	*j = arg;
+	struct mos_buf		 b = { NULL, 0, 0 };
 	struct mos_msg		*m;
+	char			 prefix[16];
 	int			 i;
 
-	for (i = 0; i < 300; i++) {
+	snprintf(prefix, sizeof prefix, "t%d_", j->id);
+	for (i = 0; i < THREAD_FRAMES; i++) {
+		if (i % 7 == 3) {
+			if (mos_parse(BAD_NS, strlen(BAD_NS), MOS_ENC_UTF8,
+			    MOS_LENIENT, &m, NULL) != MOS_E_XML || m != NULL)
+				j->bad++;
+			continue;
+		}
+		if (i % 5 == 1) {
+			names_frame(&b, i + 1, prefix, (long)i * 100, 100);
+			if (names_parse(&b, i + 1) != 0)
+				j->bad++;
+			continue;
+		}
 		if (mos_parse(j->frame->data, j->frame->len, MOS_ENC_UTF16BE,
 		    MOS_STRICT, &m, NULL) != MOS_OK || !mos_msg_equal(m, j->want))
 			j->bad++;
 		mos_msg_free(m);
 	}
+	mos_buf_free(&b);
 	return NULL;
 }
 
-/* Parsing is thread-safe: four threads at once get the same model. */
+/*
+ * Parsing is thread-safe: four threads at once, each with its own kept
+ * parser context, get the same model and the same failures.
+ */
 static void
 test_threads(void **state)
 {
@@ -714,24 +916,27 @@ test_threads(void **state)
 	struct mos_buf		 u16 = { NULL, 0, 0 };
 	char			 path[4096], *buf;
 	size_t			 len;
-	int			 i;
+	int			 i, started;
 
 	(void)state;
 	snprintf(path, sizeof path, "%s/roStorySend.xml", mostest_fixtures());
 	buf = mostest_slurp(path, &len);
 	mostest_utf16(buf, len, &u16);
 	want = mostest_parse_file(path, MOS_STRICT);
-	for (i = 0; i < 4; i++) {
-		jobs[i].frame = &u16;
-		jobs[i].want = want;
-		jobs[i].bad = 0;
-		assert_int_equal(pthread_create(&th[i], NULL, thread_parse,
-		    &jobs[i]), 0);
+	for (started = 0; started < 4; started++) {
+		jobs[started].frame = &u16;
+		jobs[started].want = want;
+		jobs[started].id = started;
+		jobs[started].bad = 0;
+		if (pthread_create(&th[started], NULL, thread_parse,
+		    &jobs[started]) != 0)
+			break;
 	}
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < started; i++)
 		pthread_join(th[i], NULL);
+	assert_int_equal(started, 4);
+	for (i = 0; i < 4; i++)
 		assert_int_equal(jobs[i].bad, 0);
-	}
 	mos_msg_free(want);
 	mos_buf_free(&u16);
 	free(buf);
@@ -760,6 +965,8 @@ main(void)
 		cmocka_unit_test(test_encodings),
 		cmocka_unit_test(test_model_api),
 		cmocka_unit_test(test_size_cap),
+		cmocka_unit_test(test_many_names),
+		cmocka_unit_test(test_fail_then_good),
 		cmocka_unit_test(test_threads),
 	};
 
