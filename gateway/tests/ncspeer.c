@@ -62,6 +62,8 @@ struct ncspeer {
 
 	/* lower, upper listeners; -1 when down */
 	int			 lfd[2];
+	/* while down: the same ports held, bound but not listening */
+	int			 hfd[2];
 	uint16_t		 lport[2];
 	bool			 listening;
 	int			 down_req;	/* 1 down, 2 down with resets */
@@ -182,9 +184,14 @@ ncspeer_sockopts(int fd)
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
-/* A listening socket on 127.0.0.1:port (0 = any); *bound gets the port. */
+/*
+ * A socket bound to 127.0.0.1:port (0 = any), not yet listening; *bound gets
+ * the port. SO_REUSEADDR lets it bind beside our own connections in
+ * TIME_WAIT; SO_REUSEPORT lets a second one hold the port while the first
+ * still listens, so that going down never lets go of it.
+ */
 static int
-ncspeer_listen(uint16_t port, uint16_t *bound)
+ncspeer_bind(uint16_t port, uint16_t *bound)
 {
 	struct sockaddr_in	sin;
 	socklen_t		len = sizeof sin;
@@ -193,20 +200,33 @@ ncspeer_listen(uint16_t port, uint16_t *bound)
 	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
 		return -1;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
 	memset(&sin, 0, sizeof sin);
 	sin.sin_family = AF_INET;
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	sin.sin_port = htons(port);
 	if (bind(fd, (struct sockaddr *)&sin, sizeof sin) == -1 ||
-	    listen(fd, 16) == -1 ||
 	    getsockname(fd, (struct sockaddr *)&sin, &len) == -1) {
-		ncspeer_warn("listen on 127.0.0.1:%u: %s", port, strerror(errno));
 		close(fd);
 		return -1;
 	}
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	*bound = ntohs(sin.sin_port);
 	return fd;
+}
+
+/* Make a bound socket (or a fresh one on port) listen; the socket or -1. */
+static int
+ncspeer_listen(int fd, uint16_t port, uint16_t *bound)
+{
+	if ((fd != -1 || (fd = ncspeer_bind(port, bound)) != -1) &&
+	    listen(fd, 16) == 0) {
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+		return fd;
+	}
+	ncspeer_warn("listen on 127.0.0.1:%u: %s", port, strerror(errno));
+	if (fd != -1)
+		close(fd);
+	return -1;
 }
 
 /* Add a connection to the table (mtx held). */
@@ -614,17 +634,36 @@ ncspeer_accept(struct ncspeer *p, int which)
 	p->st.accepted++;
 }
 
+/*
+ * Close listener i but keep its port: a socket bound to it and not listening
+ * refuses connections as a stopped NCS does, and no other socket on the
+ * machine can take the port before we come back up (mtx held).
+ */
+static void
+ncspeer_hold_port(struct ncspeer *p, size_t i)
+{
+	uint16_t	port;
+
+	if (p->lfd[i] == -1)
+		return;
+	if (p->hfd[i] == -1)
+		p->hfd[i] = ncspeer_bind(p->lport[i], &port);
+	close(p->lfd[i]);
+	p->lfd[i] = -1;
+	if (p->hfd[i] == -1 &&
+	    (p->hfd[i] = ncspeer_bind(p->lport[i], &port)) == -1)
+		ncspeer_warn("cannot hold 127.0.0.1:%u while down: %s",
+		    p->lport[i], strerror(errno));
+}
+
 /* Close listeners and every connection, as an NCS going away (mtx held). */
 static void
 ncspeer_go_down(struct ncspeer *p, bool rst)
 {
 	size_t	i;
 
-	for (i = 0; i < 2; i++) {
-		if (p->lfd[i] != -1)
-			close(p->lfd[i]);
-		p->lfd[i] = -1;
-	}
+	for (i = 0; i < 2; i++)
+		ncspeer_hold_port(p, i);
 	for (i = 0; i < p->nconns; i++)
 		ncspeer_conn_shut(p, p->conns[i], rst);
 	for (i = 0; i < p->ndelayed; i++)
@@ -737,14 +776,16 @@ ncspeer_main(void *arg)
 	return NULL;
 }
 
-/* Open our listeners on the remembered (or free) ports (mtx held). */
+/* Listen on the held, remembered or free ports (mtx held). */
 static int
 ncspeer_open_listeners(struct ncspeer *p)
 {
 	int	i;
 
 	for (i = 0; i < 2; i++) {
-		p->lfd[i] = ncspeer_listen(p->lport[i], &p->lport[i]);
+		p->lfd[i] = ncspeer_listen(p->hfd[i], p->lport[i],
+		    &p->lport[i]);
+		p->hfd[i] = -1;
 		if (p->lfd[i] == -1)
 			return -1;
 	}
@@ -767,6 +808,7 @@ ncspeer_new(const struct ncspeer_opts *o)
 	p->enc = o->enc;
 	p->quiet = o->quiet;
 	p->lfd[0] = p->lfd[1] = -1;
+	p->hfd[0] = p->hfd[1] = -1;
 	p->lport[0] = o->lower_port;
 	p->lport[1] = o->upper_port;
 	p->next_id = 1;
@@ -822,6 +864,8 @@ ncspeer_free(struct ncspeer *p)
 	for (i = 0; i < 2; i++) {
 		if (p->wake[i] != -1)
 			close(p->wake[i]);
+		if (p->hfd[i] != -1)
+			close(p->hfd[i]);
 	}
 	pthread_cond_destroy(&p->cv);
 	pthread_mutex_destroy(&p->mtx);

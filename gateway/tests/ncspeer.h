@@ -130,9 +130,13 @@ void		 ncspeer_free(struct ncspeer *);
 uint16_t	 ncspeer_port(struct ncspeer *, enum ncspeer_port);
 void		 ncspeer_set_policy(struct ncspeer *,
 		    const struct ncspeer_policy *);
-/* The NCS goes away: listeners and connections closed (reset if rst). */
+/*
+ * The NCS goes away: listeners and connections closed (reset if rst). The
+ * ports stay bound, not listening (connections are refused), so that no
+ * other socket takes them meanwhile.
+ */
 void		 ncspeer_down(struct ncspeer *, bool rst);
-/* The NCS comes back on the same ports. 0 or -1. */
+/* The NCS comes back on the same ports (listening on the held sockets). */
 int		 ncspeer_up(struct ncspeer *);
 void		 ncspeer_stats(struct ncspeer *, struct ncspeer_stats *);
 

@@ -19,39 +19,19 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gateway/tests/gwproc.h"
+#include "gateway/tests/itutil.h"
 
 #define WAIT_MS		5000
-
-/* A fresh gateway and NCS peer for each test, UTF-16BE. */
-static int
-setup(void **state)
-{
-	*state = gwrig_new(MOS_ENC_UTF16BE, NULL);
-	return *state == NULL ? -1 : 0;
-}
 
 /* The same with fast heartbeats. */
 static int
 setup_fast_heartbeat(void **state)
 {
-	*state = gwrig_new(MOS_ENC_UTF16BE, "heartbeat_interval = 0.2\n");
-	return *state == NULL ? -1 : 0;
+	return itutil_setup_ncs(state, MOS_ENC_UTF16BE,
+	    "heartbeat_interval = 0.2\n");
 }
 
-/* The same with a small frame cap. */
-static int
-setup_small_frames(void **state)
-{
-	struct gwproc_opts	o;
-
-	memset(&o, 0, sizeof o);
-	o.gateway_extra = "max_frame = 65536\npre_handshake_frame = 65536\n";
-	*state = gwrig_new_opts(MOS_ENC_UTF16BE, &o);
-	return *state == NULL ? -1 : 0;
-}
-
-/* The same with these [gateway] lines. */
+/* The rig with these [gateway] lines. */
 static int
 setup_gateway(void **state, const char *gateway_extra)
 {
@@ -59,8 +39,15 @@ setup_gateway(void **state, const char *gateway_extra)
 
 	memset(&o, 0, sizeof o);
 	o.gateway_extra = gateway_extra;
-	*state = gwrig_new_opts(MOS_ENC_UTF16BE, &o);
-	return *state == NULL ? -1 : 0;
+	return itutil_setup_opts(state, MOS_ENC_UTF16BE, &o);
+}
+
+/* A small frame cap. */
+static int
+setup_small_frames(void **state)
+{
+	return setup_gateway(state,
+	    "max_frame = 65536\npre_handshake_frame = 65536\n");
 }
 
 /* A one-second frame deadline. */
@@ -84,26 +71,11 @@ setup_conn_limit(void **state)
 	return setup_gateway(state, "max_conn_per_port = 3\n");
 }
 
-/* The same over UTF-8. */
+/* The usual rig over UTF-8. */
 static int
 setup_utf8(void **state)
 {
-	*state = gwrig_new(MOS_ENC_UTF8, NULL);
-	return *state == NULL ? -1 : 0;
-}
-
-/* Stop the gateway (it must exit 0 on SIGTERM) and the peer. */
-static int
-teardown(void **state)
-{
-	struct gwrig	*r = *state;
-	int		 st;
-
-	st = gwproc_stop(r->gw);
-	if (st != 0)
-		gwrig_dump(r, "SIGTERM exit status", __FILE__, __LINE__);
-	gwrig_free(r);
-	return st == 0 ? 0 : -1;
+	return itutil_setup_ncs(state, MOS_ENC_UTF8, NULL);
 }
 
 /* An envelope in UTF-8 text around body, with our pair and messageID id. */
@@ -821,47 +793,48 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_link_up_both_ways, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_ncs_refuses, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_heartbeat_answered, setup,
-		    teardown),
+		cmocka_unit_test_setup_teardown(test_link_up_both_ways,
+		    itutil_setup, itutil_teardown),
+		cmocka_unit_test_setup_teardown(test_ncs_refuses, itutil_setup,
+		    itutil_teardown),
+		cmocka_unit_test_setup_teardown(test_heartbeat_answered,
+		    itutil_setup, itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_heartbeat_interval,
-		    setup_fast_heartbeat, teardown),
+		    setup_fast_heartbeat, itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_heartbeat_unanswered,
-		    setup_fast_heartbeat, teardown),
-		cmocka_unit_test_setup_teardown(test_req_mach_info, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_unknown_message, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_unknown_pair, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_bad_frame, setup, teardown),
+		    setup_fast_heartbeat, itutil_teardown),
+		cmocka_unit_test_setup_teardown(test_req_mach_info,
+		    itutil_setup, itutil_teardown),
+		cmocka_unit_test_setup_teardown(test_unknown_message,
+		    itutil_setup, itutil_teardown),
+		cmocka_unit_test_setup_teardown(test_unknown_pair, itutil_setup,
+		    itutil_teardown),
+		cmocka_unit_test_setup_teardown(test_bad_frame, itutil_setup,
+		    itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_oversize_frame,
-		    setup_small_frames, teardown),
-		cmocka_unit_test_setup_teardown(test_reset_mid_frame, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_split_every_offset, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_one_byte_writes, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_coalesced_frames, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_junk_before_frame, setup,
-		    teardown),
+		    setup_small_frames, itutil_teardown),
+		cmocka_unit_test_setup_teardown(test_reset_mid_frame,
+		    itutil_setup, itutil_teardown),
+		cmocka_unit_test_setup_teardown(test_split_every_offset,
+		    itutil_setup, itutil_teardown),
+		cmocka_unit_test_setup_teardown(test_one_byte_writes,
+		    itutil_setup, itutil_teardown),
+		cmocka_unit_test_setup_teardown(test_coalesced_frames,
+		    itutil_setup, itutil_teardown),
+		cmocka_unit_test_setup_teardown(test_junk_before_frame,
+		    itutil_setup, itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_frame_deadline,
-		    setup_deadline, teardown),
+		    setup_deadline, itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_idle_timeout, setup_idle,
-		    teardown),
+		    itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_conn_limit,
-		    setup_conn_limit, teardown),
-		cmocka_unit_test_setup_teardown(test_bad_encoding, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_sighup_reload, setup,
-		    teardown),
+		    setup_conn_limit, itutil_teardown),
+		cmocka_unit_test_setup_teardown(test_bad_encoding, itutil_setup,
+		    itutil_teardown),
+		cmocka_unit_test_setup_teardown(test_sighup_reload,
+		    itutil_setup, itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_utf8_link, setup_utf8,
-		    teardown),
+		    itutil_teardown),
 	};
 
 	return cmocka_run_group_tests_name("it_link", tests, NULL, NULL);

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gateway/tests/gwproc.h"
+#include "gateway/tests/itutil.h"
 
 #define WAIT_MS		5000
 #define RETRY_MS	15000	/* NACK retries wait out the queue's backoff */
@@ -27,8 +27,8 @@
 #define FAST_DB		"backoff_base = 0.2\nbackoff_max = 1\nlease = 5\n"
 
 /* A gateway with fast retries and one NCS peer; the extra NCS lines given. */
-static struct gwrig *
-rig(enum mos_enc enc, const char *ncs_extra)
+static int
+setup_rig(void **state, enum mos_enc enc, const char *ncs_extra)
 {
 	struct gwproc_opts	o;
 
@@ -36,54 +36,37 @@ rig(enum mos_enc enc, const char *ncs_extra)
 	o.database_extra = FAST_DB;
 	o.ncs[0].extra = ncs_extra;
 	o.nncs = 1;
-	return gwrig_new_opts(enc, &o);
+	return itutil_setup_opts(state, enc, &o);
 }
 
 /* The default rig (UTF-16BE, ack_timeout 1 s, 3 attempts). */
 static int
 setup(void **state)
 {
-	*state = rig(MOS_ENC_UTF16BE, NULL);
-	return *state == NULL ? -1 : 0;
+	return setup_rig(state, MOS_ENC_UTF16BE, NULL);
 }
 
 /* A 0.3 s ack timeout and two resends. */
 static int
 setup_short_ack(void **state)
 {
-	*state = rig(MOS_ENC_UTF16BE, "ack_timeout = 0.3\nretries = 2\n");
-	return *state == NULL ? -1 : 0;
+	return setup_rig(state, MOS_ENC_UTF16BE,
+	    "ack_timeout = 0.3\nretries = 2\n");
 }
 
 /* A strict NCS section with a short ack timeout. */
 static int
 setup_strict(void **state)
 {
-	*state = rig(MOS_ENC_UTF16BE, "mode = strict\nack_timeout = 0.3\n"
-	    "retries = 2\n");
-	return *state == NULL ? -1 : 0;
+	return setup_rig(state, MOS_ENC_UTF16BE, "mode = strict\n"
+	    "ack_timeout = 0.3\nretries = 2\n");
 }
 
 /* An NCS that speaks UTF-8. */
 static int
 setup_utf8(void **state)
 {
-	*state = rig(MOS_ENC_UTF8, NULL);
-	return *state == NULL ? -1 : 0;
-}
-
-/* Stop the gateway (exit 0 expected) and the peer. */
-static int
-teardown(void **state)
-{
-	struct gwrig	*r = *state;
-	int		 st;
-
-	st = gwproc_stop(r->gw);
-	if (st != 0)
-		gwrig_dump(r, "SIGTERM exit status", __FILE__, __LINE__);
-	gwrig_free(r);
-	return st == 0 ? 0 : -1;
+	return setup_rig(state, MOS_ENC_UTF8, NULL);
 }
 
 /* Wait for a mosObj for obj_id on the gateway's own lower link. */
@@ -137,6 +120,61 @@ failed_note(struct gwrig *r)
 	queue_jobs_free(jobs, n);
 	queue_close(q);
 	return note;
+}
+
+/* The NCS answers every mosObj with a plain ACK again. */
+static void
+answer_plainly(struct gwrig *r)
+{
+	struct ncspeer_policy	pol;
+
+	memset(&pol, 0, sizeof pol);
+	ncspeer_set_policy(r->ncs, &pol);
+}
+
+/*
+ * With the answers of pol, put obj_id: *first gets its first mosObj; the
+ * mosObj for it sent after that is returned (NULL if none in time).
+ */
+static const struct ncspeer_frame *
+sent_again(struct gwrig *r, const struct ncspeer_policy *pol,
+    const char *obj_id, const char *slug, const struct ncspeer_frame **first)
+{
+	struct ncspeer_match	mt = { .type = "mosObj",
+				    .side = NCSPEER_ACCEPTED };
+
+	mt.obj_id = obj_id;
+	ncspeer_set_policy(r->ncs, pol);
+	GWRIG_CHECK(r, gwproc_asset_put(r->gw, obj_id, slug) == 0);
+	*first = ncspeer_wait(r->ncs, &mt, WAIT_MS);
+	GWRIG_CHECK(r, *first != NULL);
+	mt.from = (*first)->seq + 1;
+	return ncspeer_wait(r->ncs, &mt, WAIT_MS);
+}
+
+/* Back to plain answers: the one waiting job ends DONE. */
+static void
+done_once_answered(struct gwrig *r)
+{
+	answer_plainly(r);
+	GWRIG_CHECK(r, gwproc_wait_jobs(r->gw, r->lane, QUEUE_DONE, 1,
+	    WAIT_MS) == 1);
+}
+
+/*
+ * What pol answers is not the answer: the mosObj is sent again with the
+ * same messageID, and the job is DONE only once answered plainly.
+ */
+static void
+not_an_answer(struct gwrig *r, const struct ncspeer_policy *pol,
+    const char *obj_id, const char *slug)
+{
+	const struct ncspeer_frame	*first, *again;
+
+	again = sent_again(r, pol, obj_id, slug, &first);
+	GWRIG_CHECK(r, again != NULL && again->message_id == first->message_id);
+	GWRIG_CHECK(r, gwproc_job_count(r->gw, r->lane, QUEUE_DONE) == 0);
+	done_once_answered(r);
 }
 
 /* put -> mosObj NEW -> ACK -> DONE; then UPDATED and DELETED. */
@@ -207,8 +245,7 @@ test_nack_retry_failed(void **state)
 	/* No fourth attempt. */
 	GWRIG_CHECK(r, ncspeer_count(r->ncs, &mt) == 3);
 	/* The link is fine: the next asset goes through. */
-	memset(&pol, 0, sizeof pol);
-	ncspeer_set_policy(r->ncs, &pol);
+	answer_plainly(r);
 	GWRIG_CHECK(r, gwproc_asset_put(r->gw, "IT-N2", "Accepted") == 0);
 	GWRIG_CHECK(r, gwproc_wait_jobs(r->gw, r->lane, QUEUE_DONE, 1,
 	    WAIT_MS) == 1);
@@ -220,18 +257,11 @@ test_ack_timeout_resend(void **state)
 {
 	struct gwrig			*r = *state;
 	struct ncspeer_policy		 pol;
-	struct ncspeer_match		 mt = { .type = "mosObj", .obj_id = "IT-T1",
-					    .side = NCSPEER_ACCEPTED };
 	const struct ncspeer_frame	*first, *again;
 
 	memset(&pol, 0, sizeof pol);
 	pol.obj = NCSPEER_OBJ_IGNORE;
-	ncspeer_set_policy(r->ncs, &pol);
-	GWRIG_CHECK(r, gwproc_asset_put(r->gw, "IT-T1", "Slow NCS") == 0);
-	first = ncspeer_wait(r->ncs, &mt, WAIT_MS);
-	GWRIG_CHECK(r, first != NULL);
-	mt.from = first->seq + 1;
-	again = ncspeer_wait(r->ncs, &mt, WAIT_MS);
+	again = sent_again(r, &pol, "IT-T1", "Slow NCS", &first);
 	GWRIG_CHECK(r, again != NULL);
 	GWRIG_CHECK(r, again->message_id == first->message_id);
 	/* ack_timeout 0.3 s: not resent at once. */
@@ -239,36 +269,18 @@ test_ack_timeout_resend(void **state)
 	GWRIG_CHECK(r, gwproc_log_wait(r->gw, 0, WAIT_MS, "event=ack.timeout",
 	    (char *)NULL) != -1);
 	GWRIG_CHECK(r, gwproc_job_count(r->gw, r->lane, QUEUE_DONE) == 0);
-	memset(&pol, 0, sizeof pol);
-	ncspeer_set_policy(r->ncs, &pol);
-	GWRIG_CHECK(r, gwproc_wait_jobs(r->gw, r->lane, QUEUE_DONE, 1,
-	    WAIT_MS) == 1);
+	done_once_answered(r);
 }
 
 /* An ACK with another messageID is not the answer. */
 static void
 test_wrong_message_id(void **state)
 {
-	struct gwrig			*r = *state;
-	struct ncspeer_policy		 pol;
-	struct ncspeer_match		 mt = { .type = "mosObj", .obj_id = "IT-W1",
-					    .side = NCSPEER_ACCEPTED };
-	const struct ncspeer_frame	*first, *again;
+	struct ncspeer_policy	pol;
 
 	memset(&pol, 0, sizeof pol);
 	pol.obj = NCSPEER_OBJ_WRONG_ID;
-	ncspeer_set_policy(r->ncs, &pol);
-	GWRIG_CHECK(r, gwproc_asset_put(r->gw, "IT-W1", "Confused NCS") == 0);
-	first = ncspeer_wait(r->ncs, &mt, WAIT_MS);
-	GWRIG_CHECK(r, first != NULL);
-	mt.from = first->seq + 1;
-	again = ncspeer_wait(r->ncs, &mt, WAIT_MS);
-	GWRIG_CHECK(r, again != NULL && again->message_id == first->message_id);
-	GWRIG_CHECK(r, gwproc_job_count(r->gw, r->lane, QUEUE_DONE) == 0);
-	memset(&pol, 0, sizeof pol);
-	ncspeer_set_policy(r->ncs, &pol);
-	GWRIG_CHECK(r, gwproc_wait_jobs(r->gw, r->lane, QUEUE_DONE, 1,
-	    WAIT_MS) == 1);
+	not_an_answer(*state, &pol, "IT-W1", "Confused NCS");
 }
 
 /* Lenient: an ACK without messageID, or with an empty mosID, still counts. */
@@ -300,26 +312,11 @@ test_ack_quirks_lenient(void **state)
 static void
 test_ack_no_id_strict(void **state)
 {
-	struct gwrig			*r = *state;
-	struct ncspeer_policy		 pol;
-	struct ncspeer_match		 mt = { .type = "mosObj", .obj_id = "IT-S1",
-					    .side = NCSPEER_ACCEPTED };
-	const struct ncspeer_frame	*first, *again;
+	struct ncspeer_policy	pol;
 
 	memset(&pol, 0, sizeof pol);
 	pol.ack_no_message_id = true;
-	ncspeer_set_policy(r->ncs, &pol);
-	GWRIG_CHECK(r, gwproc_asset_put(r->gw, "IT-S1", "Strict link") == 0);
-	first = ncspeer_wait(r->ncs, &mt, WAIT_MS);
-	GWRIG_CHECK(r, first != NULL);
-	mt.from = first->seq + 1;
-	again = ncspeer_wait(r->ncs, &mt, WAIT_MS);
-	GWRIG_CHECK(r, again != NULL && again->message_id == first->message_id);
-	GWRIG_CHECK(r, gwproc_job_count(r->gw, r->lane, QUEUE_DONE) == 0);
-	memset(&pol, 0, sizeof pol);
-	ncspeer_set_policy(r->ncs, &pol);
-	GWRIG_CHECK(r, gwproc_wait_jobs(r->gw, r->lane, QUEUE_DONE, 1,
-	    WAIT_MS) == 1);
+	not_an_answer(*state, &pol, "IT-S1", "Strict link");
 }
 
 /* An ACK that comes late but within ack_timeout: one send, DONE. */
@@ -397,8 +394,7 @@ test_coalesce_newest(void **state)
 		snprintf(slug, sizeof slug, "Edit %d", k);
 		GWRIG_CHECK(r, gwproc_asset_put(r->gw, "IT-C1", slug) == 0);
 	}
-	memset(&pol, 0, sizeof pol);
-	ncspeer_set_policy(r->ncs, &pol);
+	answer_plainly(r);
 	/* The newest revision arrives ... */
 	for (i = 0; ; i = f->seq + 1) {
 		mt.from = i;
@@ -563,32 +559,33 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_publish_ack_done, setup,
-		    teardown),
+		    itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_nack_retry_failed, setup,
-		    teardown),
+		    itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_ack_timeout_resend,
-		    setup_short_ack, teardown),
+		    setup_short_ack, itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_wrong_message_id,
-		    setup_short_ack, teardown),
+		    setup_short_ack, itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_ack_quirks_lenient, setup,
-		    teardown),
+		    itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_ack_no_id_strict,
-		    setup_strict, teardown),
+		    setup_strict, itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_delayed_ack, setup,
-		    teardown),
+		    itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_ncs_restart, setup,
-		    teardown),
+		    itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_coalesce_newest, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_req_obj, setup, teardown),
+		    itutil_teardown),
+		cmocka_unit_test_setup_teardown(test_req_obj, setup,
+		    itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_req_all_list, setup,
-		    teardown),
+		    itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_req_all_paced, setup,
-		    teardown),
+		    itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_utf8_publish, setup_utf8,
-		    teardown),
+		    itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_history_capture, setup,
-		    teardown),
+		    itutil_teardown),
 	};
 
 	return cmocka_run_group_tests_name("it_publish", tests, NULL, NULL);

@@ -10,8 +10,13 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <sys/socket.h>
 #include <sys/stat.h>
 
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +31,7 @@ struct two {
 	struct ncspeer	*ncs;		/* listens and answers */
 	struct ncspeer	*cli;		/* dials */
 	int		 conn;		/* cli's connection to ncs */
+	struct ncspeer	*other;		/* a third peer, if a test wants one */
 };
 
 /* An answering peer and a dialing peer, connected. */
@@ -61,6 +67,7 @@ teardown(void **state)
 	struct two	*t = *state;
 
 	if (t != NULL) {
+		ncspeer_free(t->other);
 		ncspeer_free(t->cli);
 		ncspeer_free(t->ncs);
 		free(t);
@@ -247,6 +254,25 @@ test_peer_split(void **state)
 	mos_buf_free(&b);
 }
 
+/* Whether another socket trying to bind 127.0.0.1:port finds it in use. */
+static bool
+port_taken(uint16_t port)
+{
+	struct sockaddr_in	sin;
+	int			fd, rc, err;
+
+	if ((fd = socket(AF_INET, SOCK_STREAM, 0)) == -1)
+		return false;
+	memset(&sin, 0, sizeof sin);
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sin.sin_port = htons(port);
+	rc = bind(fd, (struct sockaddr *)&sin, sizeof sin);
+	err = errno;
+	close(fd);
+	return rc == -1 && err == EADDRINUSE;
+}
+
 /* Resets and closes are seen; down and up on the same port. */
 static void
 test_peer_close_down_up(void **state)
@@ -272,6 +298,36 @@ test_peer_close_down_up(void **state)
 	t->conn = ncspeer_dial(t->cli, NCSPEER_LOWER, port);
 	assert_true(t->conn > 0);
 	assert_true(is_ack(send_obj(t, "O-U", 1, WAIT_MS), "ACK", NULL));
+}
+
+/*
+ * A peer that goes down keeps its ports bound (connections are refused):
+ * no other socket on the machine takes them before it comes back up.
+ */
+static void
+test_peer_down_holds_ports(void **state)
+{
+	struct two		*t = *state;
+	struct ncspeer_opts	 o;
+	struct ncspeer		*p;
+	uint16_t		 lower, upper;
+	int			 c;
+
+	memset(&o, 0, sizeof o);
+	assert_non_null(p = t->other = ncspeer_new(&o));
+	lower = ncspeer_port(p, NCSPEER_LOWER);
+	upper = ncspeer_port(p, NCSPEER_UPPER);
+	/* Never connected: no TIME_WAIT socket holds the ports for it. */
+	ncspeer_down(p, false);
+	assert_true(port_taken(lower));
+	assert_true(port_taken(upper));
+	assert_int_equal(ncspeer_dial(t->cli, NCSPEER_LOWER, lower), -1);
+	assert_int_equal(ncspeer_up(p), 0);
+	assert_int_equal(ncspeer_port(p, NCSPEER_LOWER), lower);
+	c = ncspeer_dial(t->cli, NCSPEER_LOWER, lower);
+	assert_true(c > 0);
+	assert_int_equal(ncspeer_wait_open(p, NCSPEER_LOWER, NCSPEER_ACCEPTED,
+	    1, WAIT_MS), 0);
 }
 
 /* A stream that ends inside a frame is recorded as a framing error. */
@@ -423,6 +479,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_peer_one_byte, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_peer_split, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_peer_down_holds_ports,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_peer_close_down_up, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_peer_truncated, setup,

@@ -20,31 +20,9 @@
 #include <string.h>
 
 #include "gateway/gateway.h"
-#include "gateway/tests/gwproc.h"
+#include "gateway/tests/itutil.h"
 
 #define WAIT_MS		10000
-
-/* The rig with a plain NCS (UTF-16BE). */
-static int
-setup(void **state)
-{
-	*state = gwrig_new(MOS_ENC_UTF16BE, NULL);
-	return *state == NULL ? -1 : 0;
-}
-
-/* Stop the gateway (exit 0 expected) and the peer. */
-static int
-teardown(void **state)
-{
-	struct gwrig	*r = *state;
-	int		 st;
-
-	st = gwproc_stop(r->gw);
-	if (st != 0)
-		gwrig_dump(r, "SIGTERM exit status", __FILE__, __LINE__);
-	gwrig_free(r);
-	return st == 0 ? 0 : -1;
-}
 
 /* Put objects "<prefix>NNN" for the numbers given, in one transaction. */
 static int
@@ -248,11 +226,11 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_change_while_in_window,
-		    setup, teardown),
+		    itutil_setup, itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_link_lost_with_window,
-		    setup, teardown),
-		cmocka_unit_test_setup_teardown(test_backlog_order, setup,
-		    teardown),
+		    itutil_setup, itutil_teardown),
+		cmocka_unit_test_setup_teardown(test_backlog_order,
+		    itutil_setup, itutil_teardown),
 	};
 
 	mos_init();

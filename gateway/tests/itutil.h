@@ -1,0 +1,21 @@
+/*
+ * itutil: what the integration suites share: a rig (mosgw and a scripted
+ * NCS peer) started as a cmocka setup, and stopped as a teardown that wants
+ * mosgw to exit 0 on SIGTERM.
+ */
+#ifndef ITUTIL_H
+#define ITUTIL_H
+
+#include "gateway/tests/gwproc.h"
+
+/* *state = a rig from these options, the peer writing enc. 0, or -1. */
+int	itutil_setup_opts(void **state, enum mos_enc,
+	    const struct gwproc_opts *);
+/* *state = the usual rig with these lines in its NCS section. 0, or -1. */
+int	itutil_setup_ncs(void **state, enum mos_enc, const char *ncs_extra);
+/* *state = the usual rig, UTF-16BE, nothing extra. 0, or -1. */
+int	itutil_setup(void **state);
+/* Stop the gateway (it must exit 0 on SIGTERM) and the peer. 0, or -1. */
+int	itutil_teardown(void **state);
+
+#endif /* ITUTIL_H */
