@@ -244,6 +244,10 @@ done:
 /* Record a decoding error, prefixed with the key path. */
 static int
 jerr(struct jctx *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static int
+jerr(struct jctx *c, const char *fmt, ...)
 {
 	va_list	ap;
 	int	n = 0;

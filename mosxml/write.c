@@ -210,6 +210,10 @@ mos_buf_escape(struct mos_buf *b, const char *s, size_t len, int attr,
 /* Record a writer error naming the element path. */
 static int
 werr(struct wctx *w, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static int
+werr(struct wctx *w, const char *fmt, ...)
 {
 	va_list	ap;
 	size_t	off = 0;
