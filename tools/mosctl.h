@@ -40,6 +40,8 @@ int	mosctl_dispatch(struct mosctl *, const char *noun,
 int	mosctl_job(struct mosctl *, int argc, char **argv);
 void	mosctl_job_usage(FILE *);
 /* tools/mosctl_asset.c */
+struct gwdb;
+struct gwdb *mosctl_gwdb_open(struct mosctl *);	/* asset and history nouns */
 int	mosctl_asset(struct mosctl *, int argc, char **argv);
 void	mosctl_asset_usage(FILE *);
 /* tools/mosctl_history.c */

@@ -33,9 +33,9 @@ mosctl_asset_usage(FILE *f)
 	    "  asset show OBJID\n");
 }
 
-/* Open the database through the gateway's schema. */
-static struct gwdb *
-asset_open(struct mosctl *ctl)
+/* Open the database through the gateway's schema; NULL after saying why. */
+struct gwdb *
+mosctl_gwdb_open(struct mosctl *ctl)
 {
 	struct gwdb_opts	 o;
 	struct gwdb		*g;
@@ -277,7 +277,7 @@ asset_put(struct mosctl *ctl, int argc, char **argv)
 	if (a.changed_by == NULL)
 		a.changed_by = xstrdup(asset_user(NULL));
 	a.created_by = xstrdup(a.changed_by);
-	if ((g = asset_open(ctl)) == NULL) {
+	if ((g = mosctl_gwdb_open(ctl)) == NULL) {
 		catalog_asset_clear(&a);
 		return MOSCTL_EXIT_DB;
 	}
@@ -320,7 +320,7 @@ asset_delete(struct mosctl *ctl, int argc, char **argv)
 		fprintf(ctl->err, "mosctl: asset delete needs OBJID\n");
 		return MOSCTL_EXIT_USAGE;
 	}
-	if ((g = asset_open(ctl)) == NULL)
+	if ((g = mosctl_gwdb_open(ctl)) == NULL)
 		return MOSCTL_EXIT_DB;
 	rc = catalog_delete(g, argv[optind], asset_user(by), &rev, &njobs,
 	    &err);
@@ -430,7 +430,7 @@ asset_show(struct mosctl *ctl, int argc, char **argv)
 		fprintf(ctl->err, "mosctl: asset show needs OBJID\n");
 		return MOSCTL_EXIT_USAGE;
 	}
-	if ((g = asset_open(ctl)) == NULL)
+	if ((g = mosctl_gwdb_open(ctl)) == NULL)
 		return MOSCTL_EXIT_DB;
 	rc = catalog_get(g, argv[1], &a);
 	if (rc == QUEUE_OK) {
@@ -503,7 +503,7 @@ asset_ls(struct mosctl *ctl, int argc, char **argv)
 			return MOSCTL_EXIT_USAGE;
 		}
 	}
-	if ((g = asset_open(ctl)) == NULL) {
+	if ((g = mosctl_gwdb_open(ctl)) == NULL) {
 		free(after);
 		return MOSCTL_EXIT_DB;
 	}

@@ -25,26 +25,6 @@ mosctl_history_usage(FILE *f)
 	    "1970)\n");
 }
 
-/* Open the database through the gateway's schema. */
-static struct gwdb *
-history_open(struct mosctl *ctl)
-{
-	struct gwdb_opts	 o;
-	struct gwdb		*g;
-	char			*err = NULL;
-
-	memset(&o, 0, sizeof o);
-	o.path = ctl->db;
-	o.sync_normal = ctl->sync_normal;
-	if (gwdb_open(&g, &o, &err) != QUEUE_OK) {
-		fprintf(ctl->err, "mosctl: %s: %s\n", ctl->db, err != NULL ?
-		    err : "?");
-		free(err);
-		return NULL;
-	}
-	return g;
-}
-
 /* Parse the shared filter options; -1 on a usage error. */
 static int
 history_options(struct mosctl *ctl, int argc, char **argv,
@@ -121,7 +101,7 @@ history_ls(struct mosctl *ctl, int argc, char **argv)
 	if (f.limit == 0)
 		f.limit = 50;
 	f.newest_first = true;
-	if ((g = history_open(ctl)) == NULL)
+	if ((g = mosctl_gwdb_open(ctl)) == NULL)
 		return MOSCTL_EXIT_DB;
 	if ((rc = history_list(g, &f, &v, &n)) != QUEUE_OK) {
 		fprintf(ctl->err, "mosctl: history ls: %s\n",
@@ -168,7 +148,7 @@ history_export_cmd(struct mosctl *ctl, int argc, char **argv)
 
 	if (history_options(ctl, argc, argv, &f, &out) != 0)
 		return MOSCTL_EXIT_USAGE;
-	if ((g = history_open(ctl)) == NULL)
+	if ((g = mosctl_gwdb_open(ctl)) == NULL)
 		return MOSCTL_EXIT_DB;
 	fp = ctl->out;
 	if (out != NULL && strcmp(out, "-") != 0 && (fp =
@@ -213,7 +193,7 @@ history_prune_cmd(struct mosctl *ctl, int argc, char **argv)
 		mosctl_history_usage(ctl->err);
 		return MOSCTL_EXIT_USAGE;
 	}
-	if ((g = history_open(ctl)) == NULL)
+	if ((g = mosctl_gwdb_open(ctl)) == NULL)
 		return MOSCTL_EXIT_DB;
 	rc = history_prune(g, secs * 1000, 0, &n);
 	gwdb_close(g);
