@@ -657,15 +657,20 @@ catalog_delivery_put(struct gwdb *g, const char *ncs, const char *obj_id,
 /*
  * The status of a delivery: NEW the first time an NCS gets the object (or
  * after it was told DELETED), UPDATED after that, DELETED for a tombstone;
- * NULL when a tombstone never reached that NCS (nothing to delete there).
+ * NULL when a tombstone certainly never reached that NCS (nothing to delete
+ * there). CATALOG_SENDING marks a NEW that was sent but whose ACK is not
+ * recorded (the gateway may have died in between): the NCS may have the
+ * object, so a tombstone is sent as DELETED, and a change goes out as NEW
+ * again rather than UPDATED.
  */
 const char *
 catalog_delivery_status(const struct catalog_asset *a, const char *last)
 {
-	bool	known = last != NULL && *last != '\0' &&
-		    strcmp(last, "DELETED") != 0;
+	bool	none = last == NULL || *last == '\0' ||
+		    strcmp(last, "DELETED") == 0;
+	bool	maybe = !none && strcmp(last, CATALOG_SENDING) == 0;
 
 	if (a->deleted)
-		return known ? "DELETED" : NULL;
-	return known ? "UPDATED" : "NEW";
+		return none ? NULL : "DELETED";
+	return none || maybe ? "NEW" : "UPDATED";
 }

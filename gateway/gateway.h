@@ -361,6 +361,7 @@ int	 catalog_fill_obj(struct mos_msg *, struct mos_obj *,
 struct mos_msg *catalog_mos_obj(const struct catalog_asset *,
     const char *status);
 /* Per NCS: what was last acknowledged for an object (NULL status = never). */
+#define CATALOG_SENDING	"SENDING"	/* a NEW sent, its ACK not yet recorded */
 int	 catalog_delivery_get(struct gwdb *, const char *ncs,
     const char *obj_id,
 	    char *status, size_t len);

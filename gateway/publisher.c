@@ -736,6 +736,22 @@ pub_prepare(struct gwdb *g, const struct pub_work *w, struct pub_job *j)
 		j->action = PUB_FAIL;
 		j->why = "cannot build the mosObj from the catalog row";
 	} else {
+		/*
+		 * Before an object's first delivery leaves, note in this
+		 * (committed-before-send) transaction that the NCS may have
+		 * it, so a crash before its ACK is recorded can never make a
+		 * later deletion look unnecessary.
+		 */
+		if (strcmp(status, "NEW") == 0 &&
+		    strcmp(last, CATALOG_SENDING) != 0 &&
+		    catalog_delivery_put(g, w->ncs, j->obj_id, a.rev,
+		    CATALOG_SENDING) != QUEUE_OK) {
+			j->action = PUB_RETRY;
+			mos_msg_free(j->msg);
+			j->msg = NULL;
+			catalog_asset_clear(&a);
+			return;
+		}
 		j->action = PUB_SEND;
 		util_strlcpy(j->status, status, sizeof j->status);
 		j->msg->mos_id = mos_msg_strdup(j->msg, w->mos_id);
