@@ -12,6 +12,17 @@ itutil_setup_opts(void **state, enum mos_enc enc, const struct gwproc_opts *o)
 	return *state == NULL ? -1 : 0;
 }
 
+/* The usual rig with these [gateway] lines. */
+int
+itutil_setup_gateway(void **state, const char *gateway_extra)
+{
+	struct gwproc_opts	o;
+
+	memset(&o, 0, sizeof o);
+	o.gateway_extra = gateway_extra;
+	return itutil_setup_opts(state, MOS_ENC_UTF16BE, &o);
+}
+
 /* The usual rig with these NCS lines. */
 int
 itutil_setup_ncs(void **state, enum mos_enc enc, const char *ncs_extra)

@@ -13,6 +13,8 @@ int	itutil_setup_opts(void **state, enum mos_enc,
 	    const struct gwproc_opts *);
 /* *state = the usual rig with these lines in its NCS section. 0, or -1. */
 int	itutil_setup_ncs(void **state, enum mos_enc, const char *ncs_extra);
+/* *state = the usual rig, UTF-16BE, with these [gateway] lines. 0, or -1. */
+int	itutil_setup_gateway(void **state, const char *gateway_extra);
 /* *state = the usual rig, UTF-16BE, nothing extra. 0, or -1. */
 int	itutil_setup(void **state);
 /* Stop the gateway (it must exit 0 on SIGTERM) and the peer. 0, or -1. */

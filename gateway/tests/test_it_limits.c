@@ -50,36 +50,25 @@
 #define FD_DIALS	80		/* more connections than that */
 #define SPIN_CPU_S	0.3		/* CPU allowed over 2 s when paused */
 
-/* The rig with these [gateway] lines. */
-static int
-setup_gateway(void **state, const char *gateway_extra)
-{
-	struct gwproc_opts	o;
-
-	memset(&o, 0, sizeof o);
-	o.gateway_extra = gateway_extra;
-	return itutil_setup_opts(state, MOS_ENC_UTF16BE, &o);
-}
-
 /* A 64 KiB output high watermark. */
 static int
 setup_watermark(void **state)
 {
-	return setup_gateway(state, "output_high_watermark = 65536\n");
+	return itutil_setup_gateway(state, "output_high_watermark = 65536\n");
 }
 
 /* At most four inbound connections in all, eight per port. */
 static int
 setup_max_conn(void **state)
 {
-	return setup_gateway(state, "max_conn = 4\nmax_conn_per_port = 8\n");
+	return itutil_setup_gateway(state, "max_conn = 4\nmax_conn_per_port = 8\n");
 }
 
 /* Connection caps above what the descriptor limit allows. */
 static int
 setup_many_conns(void **state)
 {
-	return setup_gateway(state,
+	return itutil_setup_gateway(state,
 	    "max_conn = 500\nmax_conn_per_port = 500\n");
 }
 

@@ -31,22 +31,11 @@ setup_fast_heartbeat(void **state)
 	    "heartbeat_interval = 0.2\n");
 }
 
-/* The rig with these [gateway] lines. */
-static int
-setup_gateway(void **state, const char *gateway_extra)
-{
-	struct gwproc_opts	o;
-
-	memset(&o, 0, sizeof o);
-	o.gateway_extra = gateway_extra;
-	return itutil_setup_opts(state, MOS_ENC_UTF16BE, &o);
-}
-
 /* A small frame cap. */
 static int
 setup_small_frames(void **state)
 {
-	return setup_gateway(state,
+	return itutil_setup_gateway(state,
 	    "max_frame = 65536\npre_handshake_frame = 65536\n");
 }
 
@@ -54,21 +43,21 @@ setup_small_frames(void **state)
 static int
 setup_deadline(void **state)
 {
-	return setup_gateway(state, "frame_deadline = 1\n");
+	return itutil_setup_gateway(state, "frame_deadline = 1\n");
 }
 
 /* A one-second idle timeout for inbound connections. */
 static int
 setup_idle(void **state)
 {
-	return setup_gateway(state, "idle_timeout = 1\n");
+	return itutil_setup_gateway(state, "idle_timeout = 1\n");
 }
 
 /* At most three inbound connections per port. */
 static int
 setup_conn_limit(void **state)
 {
-	return setup_gateway(state, "max_conn_per_port = 3\n");
+	return itutil_setup_gateway(state, "max_conn_per_port = 3\n");
 }
 
 /* The usual rig over UTF-8. */
