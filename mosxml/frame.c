@@ -425,14 +425,10 @@ framer_step_tag(struct mos_framer *f, unsigned int c)
 		framer_name_end(f, true);
 		/* FALLTHROUGH */
 	case FS_STAG:
-		if (c == '>')
-			return framer_stag_close(f, false);
-		f->state = c == '/' ? FS_STAG_SLASH : c == '"' ? FS_STAG_DQ :
-		    c == '\'' ? FS_STAG_SQ : FS_STAG;
-		return STEP_NONE;
 	case FS_STAG_SLASH:
+		/* "/>" closes an empty element; a '/' elsewhere does not. */
 		if (c == '>')
-			return framer_stag_close(f, true);
+			return framer_stag_close(f, f->state == FS_STAG_SLASH);
 		f->state = c == '/' ? FS_STAG_SLASH : c == '"' ? FS_STAG_DQ :
 		    c == '\'' ? FS_STAG_SQ : FS_STAG;
 		return STEP_NONE;

@@ -337,6 +337,23 @@ w_profile(struct wctx *w, int i, int8_t v, bool flat)
 	return 0;
 }
 
+
+/* <tag attr="value"> (the attribute left out when value is NULL). */
+static int
+w_open_attr(struct wctx *w, const char *tag, const char *attr,
+    const char *value)
+{
+	if (buf_str(w->b, "<") == -1 || buf_str(w->b, tag) == -1)
+		return werr(w, "out of memory");
+	if (value != NULL && (buf_str(w->b, " ") == -1 ||
+	    buf_str(w->b, attr) == -1 || buf_str(w->b, "=\"") == -1 ||
+	    w_text(w, attr, value, 1) == -1 || buf_str(w->b, "\"") == -1))
+		return -1;
+	if (buf_str(w->b, ">") == -1)
+		return werr(w, "out of memory");
+	return 0;
+}
+
 /* listMachInfo profiles: flat <mosProfileN> or <supportedProfiles>. */
 static int
 w_profiles(struct wctx *w, const struct mos_list_mach_info *l)
@@ -348,14 +365,9 @@ w_profiles(struct wctx *w, const struct mos_list_mach_info *l)
 	if (!any && !l->profiles_flat)
 		return 0;
 	if (!l->profiles_flat) {
-		if (buf_str(w->b, "<supportedProfiles") == -1)
-			return werr(w, "out of memory");
-		if (l->device_type != NULL && (buf_str(w->b,
-		    " deviceType=\"") == -1 || w_text(w, "deviceType",
-		    l->device_type, 1) == -1 || buf_str(w->b, "\"") == -1))
+		if (w_open_attr(w, "supportedProfiles", "deviceType",
+		    l->device_type) == -1)
 			return -1;
-		if (buf_str(w->b, ">") == -1)
-			return werr(w, "out of memory");
 	}
 	for (i = 0; i < 8; i++) {
 		if (l->profiles[i] != -1 &&
@@ -375,14 +387,9 @@ w_body(struct wctx *w, const struct mos_story_body *sb)
 	size_t				 i;
 	int				 rc;
 
-	if (buf_str(w->b, "<storyBody") == -1)
-		return werr(w, "out of memory");
-	if (sb->read1st_mem_as_body != NULL && (buf_str(w->b,
-	    " Read1stMEMasBody=\"") == -1 || w_text(w, "Read1stMEMasBody",
-	    sb->read1st_mem_as_body, 1) == -1 || buf_str(w->b, "\"") == -1))
+	if (w_open_attr(w, "storyBody", "Read1stMEMasBody",
+	    sb->read1st_mem_as_body) == -1)
 		return -1;
-	if (buf_str(w->b, ">") == -1)
-		return werr(w, "out of memory");
 	for (i = 0; i < sb->part.n; i++) {
 		p = &sb->part.v[i];
 		if (p->kind != MOS_BODY_ITEM && p->text == NULL)

@@ -141,3 +141,18 @@ gwunit_int(struct gwunit *u, const char *sql)
 	sqlite3_finalize(st);
 	return v;
 }
+
+/* cmocka setup: *state = a fresh struct gwunit. */
+int
+gwunit_setup(void **state)
+{
+	return (*state = gwunit_new()) == NULL ? -1 : 0;
+}
+
+/* cmocka teardown of gwunit_setup. */
+int
+gwunit_teardown(void **state)
+{
+	gwunit_free(*state);
+	return 0;
+}

@@ -23,6 +23,9 @@ struct gwunit {
 struct gwunit	*gwunit_new(void);
 /* Close the database and remove the directory and everything in it. */
 void		 gwunit_free(struct gwunit *);
+/* cmocka setup and teardown: *state is a struct gwunit. */
+int		 gwunit_setup(void **state);
+int		 gwunit_teardown(void **state);
 /* Parse a configuration text ("[gateway] ..."); errors printed. */
 struct gw_config *gwunit_config(const char *text);
 /* Record the NCSs of a configuration in the unit's database. */

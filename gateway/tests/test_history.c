@@ -20,19 +20,6 @@
 	"<messageID>5</messageID>" \
 	"<heartbeat><time>2026-11-29T10:00:00Z</time></heartbeat></mos>"
 
-static int
-setup(void **state)
-{
-	return (*state = gwunit_new()) == NULL ? -1 : 0;
-}
-
-static int
-teardown(void **state)
-{
-	gwunit_free(*state);
-	return 0;
-}
-
 /* Store what is pending in one transaction, as gw_flush does. */
 static void
 flush(struct gwunit *u, struct history *h)
@@ -248,13 +235,13 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_add_flush_list, setup,
-		    teardown),
+		cmocka_unit_test_setup_teardown(test_add_flush_list, gwunit_setup,
+		    gwunit_teardown),
 		cmocka_unit_test_setup_teardown(test_unflush_and_disabled,
-		    setup, teardown),
-		cmocka_unit_test_setup_teardown(test_capture_format, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_prune, setup, teardown),
+		    gwunit_setup, gwunit_teardown),
+		cmocka_unit_test_setup_teardown(test_capture_format, gwunit_setup,
+		    gwunit_teardown),
+		cmocka_unit_test_setup_teardown(test_prune, gwunit_setup, gwunit_teardown),
 		cmocka_unit_test(test_time_and_utf16),
 	};
 

@@ -15,19 +15,6 @@
 #include "gateway/gateway.h"
 #include "gateway/tests/gwunit.h"
 
-static int
-setup(void **state)
-{
-	return (*state = gwunit_new()) == NULL ? -1 : 0;
-}
-
-static int
-teardown(void **state)
-{
-	gwunit_free(*state);
-	return 0;
-}
-
 /* The arithmetic of the wrap. */
 static void
 test_advance(void **state)
@@ -144,15 +131,15 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_advance),
-		cmocka_unit_test_setup_teardown(test_sequence_and_blocks, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_restart_skips_block, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_independent, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_wrap, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_locked_database, setup,
-		    teardown),
+		cmocka_unit_test_setup_teardown(test_sequence_and_blocks, gwunit_setup,
+		    gwunit_teardown),
+		cmocka_unit_test_setup_teardown(test_restart_skips_block, gwunit_setup,
+		    gwunit_teardown),
+		cmocka_unit_test_setup_teardown(test_independent, gwunit_setup,
+		    gwunit_teardown),
+		cmocka_unit_test_setup_teardown(test_wrap, gwunit_setup, gwunit_teardown),
+		cmocka_unit_test_setup_teardown(test_locked_database, gwunit_setup,
+		    gwunit_teardown),
 	};
 
 	log_set_level(LL_ERROR);
