@@ -132,6 +132,6 @@ clean:
 	rm -rf build bin $(CLEAN_EXTRA)
 
 help:
-	@echo "targets: all check run bench asan fuzz lint install uninstall clean"
+	@echo "targets: all check conformance run bench asan fuzz lint install uninstall clean"
 
 -include $(shell find $(OBJ) -name '*.d' 2>/dev/null)

@@ -1,1 +1,34 @@
-# conformance/: filled in by its module
+# conformance/: mosreplay (play, record, import captures) and the scenario
+# suite. `make conformance` starts a fresh mosgw and plays every scenario of
+# fixtures/scenarios/ against it; the same run is part of `make check`.
+
+MOSREPLAY_SRCS = $(filter-out conformance/mosreplay.c,$(wildcard conformance/*.c))
+MOSREPLAY_OBJS = $(MOSREPLAY_SRCS:%.c=$(OBJ)/%.o)
+
+$(BIN)/mosreplay: $(OBJ)/conformance/mosreplay.o $(MOSREPLAY_OBJS) $(LIB_GWCORE) \
+                  $(LIB_QUEUE) $(LIB_MOSJSON) $(LIB_MOSXML)
+	$(call link,$(LIBS_GATEWAY) $(LIBS_JSON) $(LIBS_PCAP))
+PROGS += $(BIN)/mosreplay
+
+# The tests: conformance_scenarios (the suite against a fresh mosgw, a plain
+# program whose last line is mosreplay's count) and one cmocka suite per
+# conformance/tests/test_NAME.c. They link the gateway's test rig.
+RTEST_OBJS = $(OBJ)/conformance/tests/rtest.o $(GWTEST_OBJS)
+LIBS_REPLAY = $(LIBS_GATEWAY) $(LIBS_JSON) $(LIBS_PCAP)
+
+$(B)/tests/conformance_scenarios: $(OBJ)/conformance/tests/scenarios.o \
+    $(RTEST_OBJS) $(LIB_GWCORE) $(LIB_QUEUE) $(LIB_MOSXML)
+	$(call link,$(LIBS_GATEWAY) -lpthread)
+TEST_PROGS += $(B)/tests/conformance_scenarios
+
+CONFORMANCE_TESTS = $(patsubst conformance/tests/test_%.c,$(B)/tests/conformance_%,$(wildcard conformance/tests/test_*.c))
+$(CONFORMANCE_TESTS): $(B)/tests/conformance_%: $(OBJ)/conformance/tests/test_%.o \
+    $(RTEST_OBJS) $(MOSREPLAY_OBJS) $(LIB_GWCORE) $(LIB_QUEUE) $(LIB_MOSJSON) \
+    $(LIB_MOSXML)
+	$(call link,$(LIBS_REPLAY) $(LIBS_CMOCKA) -lpthread)
+TEST_PROGS += $(CONFORMANCE_TESTS)
+
+.PHONY: conformance
+conformance: $(BIN)/mosreplay $(BIN)/mosgw $(BIN)/mosctl $(B)/tests/conformance_scenarios
+	@mkdir -p $(B)/tmp
+	@$(TEST_ENV) $(B)/tests/conformance_scenarios

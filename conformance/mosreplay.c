@@ -1,0 +1,143 @@
+/*
+ * mosreplay: record, import and replay MOS traffic as conformance tests.
+ *
+ *   mosreplay play CAPTURE... --device HOST:LOWER:UPPER[:QUERY]
+ *   mosreplay play CAPTURE... --ncs LOWER:UPPER[:QUERY]
+ *   mosreplay record --listen LOWER:UPPER[:QUERY]
+ *       --forward HOST:LOWER:UPPER[:QUERY] -o CAPTURE
+ *   mosreplay import FILE.pcap|FILE.pcapng -o CAPTURE [--ports L,U,Q]
+ *
+ * See conformance/README.md.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conformance/replay.h"
+
+#define EXIT_USAGE	64
+
+/* Usage on f. */
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: mosreplay play CAPTURE|FOLDER... "
+	    "--device HOST:LOWER:UPPER[:QUERY]\n"
+	    "           [--fast] [--utf8] [--timeout MS] [--mos-id ID] "
+	    "[--ncs-id ID]\n"
+	    "       mosreplay play CAPTURE|FOLDER... --ncs LOWER:UPPER[:QUERY] "
+	    "[same options]\n"
+	    "       mosreplay record --listen [HOST:]LOWER:UPPER[:QUERY]\n"
+	    "           --forward HOST:LOWER:UPPER[:QUERY] -o CAPTURE "
+	    "[--max-conns N]\n"
+	    "       mosreplay import FILE.pcap|FILE.pcapng -o CAPTURE "
+	    "[--ports LOWER,UPPER,QUERY]\n");
+}
+
+/* A positive number option, or -1. */
+static long
+opt_number(const char *name, const char *s, long max)
+{
+	char	*end;
+	long	 v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || v < 1 || v > max) {
+		fprintf(stderr, "mosreplay: %s: '%s' is not a number from 1 "
+		    "to %ld\n", name, s, max);
+		return -1;
+	}
+	return v;
+}
+
+/* mosreplay play. */
+static int
+cmd_play(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "device", required_argument, NULL, 'd' },
+		{ "ncs", required_argument, NULL, 'n' },
+		{ "fast", no_argument, NULL, 'f' },
+		{ "utf8", no_argument, NULL, 'u' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "mos-id", required_argument, NULL, 'M' },
+		{ "ncs-id", required_argument, NULL, 'N' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct play_opts	o;
+	char			err[200];
+	long			v;
+	int			c, given = 0;
+
+	memset(&o, 0, sizeof o);
+	o.enc = MOS_ENC_UTF16BE;
+	o.timeout_ms = 10000;
+	o.out = stdout;
+	util_strlcpy(o.host, "127.0.0.1", sizeof o.host);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+		case 'n':
+			o.device = c == 'd';
+			given++;
+			if (net_parse_ports(optarg, o.device, o.host,
+			    sizeof o.host, o.ports, err, sizeof err) != 0) {
+				fprintf(stderr, "mosreplay: --%s: %s\n",
+				    o.device ? "device" : "ncs", err);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'f':
+			o.fast = true;
+			break;
+		case 'u':
+			o.enc = MOS_ENC_UTF8;
+			break;
+		case 't':
+			if ((v = opt_number("--timeout", optarg, 600000)) < 0)
+				return EXIT_USAGE;
+			o.timeout_ms = (int)v;
+			break;
+		case 'M':
+			o.mos_id = optarg;
+			break;
+		case 'N':
+			o.ncs_id = optarg;
+			break;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (given != 1 || optind >= argc) {
+		fprintf(stderr, "mosreplay play: give captures and exactly one "
+		    "of --device or --ncs\n");
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	return play_run(&o, argv + optind, argc - optind);
+}
+
+int
+main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	mos_init();
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "play") == 0)
+		return cmd_play(argc - 1, argv + 1);
+	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	fprintf(stderr, "mosreplay: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return EXIT_USAGE;
+}
