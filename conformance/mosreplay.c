@@ -30,8 +30,8 @@ usage(FILE *f)
 	    "       mosreplay play CAPTURE|FOLDER... --ncs LOWER:UPPER[:QUERY] "
 	    "[same options]\n"
 	    "       mosreplay record --listen [HOST:]LOWER:UPPER[:QUERY]\n"
-	    "           --forward HOST:LOWER:UPPER[:QUERY] -o CAPTURE "
-	    "[--max-conns N]\n"
+	    "           --forward HOST:LOWER:UPPER[:QUERY] -o CAPTURE\n"
+	    "           [--forward-to device|ncs] [--max-conns N]\n"
 	    "       mosreplay import FILE.pcap|FILE.pcapng -o CAPTURE "
 	    "[--ports LOWER,UPPER,QUERY]\n");
 }
@@ -122,6 +122,86 @@ cmd_play(int argc, char **argv)
 	return play_run(&o, argv + optind, argc - optind);
 }
 
+/* mosreplay record. */
+static int
+cmd_record(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "listen", required_argument, NULL, 'l' },
+		{ "forward", required_argument, NULL, 'f' },
+		{ "forward-to", required_argument, NULL, 't' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "max-conns", required_argument, NULL, 'm' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct record_opts	o;
+	char			err[200];
+	long			v;
+	int			c;
+	bool			listen = false, forward = false;
+
+	memset(&o, 0, sizeof o);
+	o.out = stdout;
+	util_strlcpy(o.listen_host, "127.0.0.1", sizeof o.listen_host);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'l':
+			/* HOST: is optional here */
+			if (net_parse_ports(optarg, false, NULL, 0, o.listen,
+			    err, sizeof err) == 0)
+				listen = true;
+			else if (net_parse_ports(optarg, true, o.listen_host,
+			    sizeof o.listen_host, o.listen, err,
+			    sizeof err) == 0)
+				listen = true;
+			else {
+				fprintf(stderr, "mosreplay: --listen: %s\n",
+				    err);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'f':
+			if (net_parse_ports(optarg, true, o.host, sizeof o.host,
+			    o.forward, err, sizeof err) != 0) {
+				fprintf(stderr, "mosreplay: --forward: %s\n",
+				    err);
+				return EXIT_USAGE;
+			}
+			forward = true;
+			break;
+		case 't':
+			if (strcmp(optarg, "device") != 0 &&
+			    strcmp(optarg, "ncs") != 0) {
+				fprintf(stderr, "mosreplay: --forward-to: "
+				    "device or ncs\n");
+				return EXIT_USAGE;
+			}
+			o.forward_ncs = strcmp(optarg, "ncs") == 0;
+			break;
+		case 'o':
+			o.output = optarg;
+			break;
+		case 'm':
+			if ((v = opt_number("--max-conns", optarg, 1000000)) <
+			    0)
+				return EXIT_USAGE;
+			o.max_conns = (int)v;
+			break;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (!listen || !forward || o.output == NULL || optind != argc) {
+		fprintf(stderr, "mosreplay record: needs --listen, --forward "
+		    "and -o\n");
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	return record_run(&o);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -133,6 +213,8 @@ main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "play") == 0)
 		return cmd_play(argc - 1, argv + 1);
+	if (strcmp(argv[1], "record") == 0)
+		return cmd_record(argc - 1, argv + 1);
 	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
 		usage(stdout);
 		return 0;

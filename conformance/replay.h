@@ -159,6 +159,7 @@ struct record_opts {
 	char		 listen_host[256];
 	char		 host[256];		/* forward to */
 	int		 forward[GW_NPORTS];
+	bool		 forward_ncs;	/* the NCS is behind --forward */
 	const char	*output;
 	int		 max_conns;		/* 0: no limit */
 	FILE		*out;
