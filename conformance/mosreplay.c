@@ -202,6 +202,69 @@ cmd_record(int argc, char **argv)
 	return record_run(&o);
 }
 
+/* "L,U[,Q]" into ports. 0 or -1. */
+static int
+opt_ports(const char *s, int ports[GW_NPORTS])
+{
+	char	*copy = xstrdup(s), *p, *f;
+	int	 n = 0;
+	long	 v;
+
+	for (p = copy; (f = strsep(&p, ",")) != NULL; ) {
+		if (n == GW_NPORTS || (v = opt_number("--ports", f,
+		    65535)) < 0) {
+			free(copy);
+			return -1;
+		}
+		ports[n++] = (int)v;
+	}
+	free(copy);
+	if (n < 2) {
+		fprintf(stderr, "mosreplay: --ports: LOWER,UPPER[,QUERY]\n");
+		return -1;
+	}
+	for (; n < GW_NPORTS; n++)
+		ports[n] = 0;
+	return 0;
+}
+
+/* mosreplay import. */
+static int
+cmd_import(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "ports", required_argument, NULL, 'p' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int		 ports[GW_NPORTS] = { 10540, 10541, 10542 };
+	const char	*out = NULL;
+	int		 c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			out = optarg;
+			break;
+		case 'p':
+			if (opt_ports(optarg, ports) != 0)
+				return EXIT_USAGE;
+			break;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (out == NULL || optind != argc - 1) {
+		fprintf(stderr, "mosreplay import: needs one FILE and -o "
+		    "CAPTURE\n");
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	return import_run(argv[optind], out, ports, stdout);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -213,6 +276,8 @@ main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "play") == 0)
 		return cmd_play(argc - 1, argv + 1);
+	if (strcmp(argv[1], "import") == 0)
+		return cmd_import(argc - 1, argv + 1);
 	if (strcmp(argv[1], "record") == 0)
 		return cmd_record(argc - 1, argv + 1);
 	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
