@@ -8,7 +8,7 @@
 set -eu
 
 PKGS="build-essential pkg-config libxml2-dev libevent-dev libssl-dev libsqlite3-dev
-libcmocka-dev libjansson-dev libinih-dev libpcap-dev sqlite3 beanstalkd"
+libcmocka-dev libjansson-dev libinih-dev libpcap-dev sqlite3 beanstalkd tshark"
 if [ "${1:-}" = fuzz ]; then
 	PKGS="$PKGS clang-14 libclang-rt-14-dev"
 fi

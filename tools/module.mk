@@ -12,3 +12,6 @@ $(BIN)/mosctl: $(MOSCTL_OBJS) $(LIB_GWCORE) $(LIB_QUEUE) $(LIB_MOSXML)
 PROGS += $(BIN)/mosctl
 
 include tools/fuzz/module.mk
+
+# The Wireshark dissector, checked with tshark on fixtures/pcap/.
+TEST_SCRIPTS += tools/wireshark/test.sh
