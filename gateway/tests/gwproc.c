@@ -27,6 +27,7 @@
 #define GWPROC_LINK_MS		10000	/* gwrig: until both links are up */
 #define GWPROC_MAX_ARGS		64
 #define GWPROC_BIND_TRIES	3
+#define GWPROC_NPM_MS		300000	/* npm ci */
 
 /* Print a diagnostic line. */
 static void __attribute__((format(printf, 1, 2)))
@@ -1047,4 +1048,77 @@ gwchild_clear(struct gwchild *ch)
 	free(ch->line);
 	ch->buf = ch->line = NULL;
 	ch->len = ch->cap = ch->scan = 0;
+}
+
+/* Run a command to the end within timeout_ms; its stdout+stderr in *out. */
+static int
+gwproc_run(const char *dir, char *const argv[], const char *log, int timeout_ms,
+    char **out)
+{
+	struct gwchild	ch;
+	int		st;
+
+	unlink(log);
+	if (gwchild_start(&ch, dir, argv, log) != 0)
+		return -1;
+	st = gwchild_wait(&ch, timeout_ms);
+	gwchild_clear(&ch);
+	if (out != NULL)
+		*out = gwproc_read_file(log);
+	return st;
+}
+
+/* Whether npm's output says it could not reach the registry. */
+static bool
+gwproc_network_error(const char *text)
+{
+	static const char *const words[] = { "ENOTFOUND", "EAI_AGAIN",
+	    "ECONNREFUSED", "ETIMEDOUT", "ENETUNREACH", "ECONNRESET",
+	    "network", "getaddrinfo" };
+	size_t	i;
+
+	for (i = 0; text != NULL && i < sizeof words / sizeof words[0]; i++) {
+		if (strstr(text, words[i]) != NULL)
+			return true;
+	}
+	return false;
+}
+
+/* node present, and the pinned library installed (npm ci when missing). */
+int
+gwproc_node_ready(const char *dir, const char *errlog)
+{
+	char		 a0[] = "node", a1[] = "--version";
+	char		 b0[] = "npm", b1[] = "ci";
+	char		 b2[] = "--no-audit", b3[] = "--no-fund";
+	char		*nv[] = { a0, a1, NULL }, *ci[] = { b0, b1, b2, b3, NULL };
+	char		 probe[700], log[600], *out = NULL;
+	struct stat	 sb;
+	int		 st;
+
+	snprintf(log, sizeof log, "%s.npm", errlog);
+	if (gwproc_run(NULL, nv, log, 10000, NULL) != 0) {
+		printf("SKIP: node not found "
+		    "(Node.js 18+ runs the interop peer)\n");
+		return 1;
+	}
+	snprintf(probe, sizeof probe,
+	    "%s/node_modules/@mos-connection/connector/package.json", dir);
+	if (stat(probe, &sb) == 0)
+		return 0;
+	fprintf(stderr, "npm ci in %s\n", dir);
+	st = gwproc_run(dir, ci, log, GWPROC_NPM_MS, &out);
+	if (st == 0 && stat(probe, &sb) == 0) {
+		free(out);
+		return 0;
+	}
+	if (st != 0 && gwproc_network_error(out)) {
+		printf("SKIP: npm registry unreachable (npm ci exit %d)\n", st);
+		free(out);
+		return 1;
+	}
+	fprintf(stderr, "npm ci failed (exit %d):\n%s\n", st,
+	    out != NULL ? out : "");
+	free(out);
+	return -1;
 }

@@ -155,6 +155,14 @@ int		 gwchild_wait(struct gwchild *, int timeout_ms);
 /* Kill if running, reap, free. */
 void		 gwchild_clear(struct gwchild *);
 
+/*
+ * Node.js present and the pinned interop library installed in dir
+ * (conformance/interop; `npm ci` when missing, its output in errlog.npm):
+ * 0; 1 after printing a SKIP line (no node, npm registry unreachable);
+ * -1 on any other failure (printed).
+ */
+int		 gwproc_node_ready(const char *dir, const char *errlog);
+
 /* The usual rig: one scripted NCS and a gateway with one NCS section for it. */
 struct gwrig {
 	struct ncspeer	*ncs;

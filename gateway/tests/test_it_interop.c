@@ -26,7 +26,6 @@
 
 #define NOBJ		5
 #define STEP_MS		30000
-#define NPM_MS		300000
 
 struct interop {
 	struct gwproc	*gw;
@@ -56,79 +55,6 @@ interop_dump(struct interop *t, const char *what, int line)
 		fail_msg("%s:%d: %s", __FILE__, __LINE__, #cond);	\
 	}								\
 } while (0)
-
-/* Run a command to the end within timeout_ms; its stdout+stderr in *out. */
-static int
-run(const char *dir, char *const argv[], const char *log, int timeout_ms,
-    char **out)
-{
-	struct gwchild	ch;
-	int		st;
-
-	unlink(log);
-	if (gwchild_start(&ch, dir, argv, log) != 0)
-		return -1;
-	st = gwchild_wait(&ch, timeout_ms);
-	gwchild_clear(&ch);
-	if (out != NULL)
-		*out = gwproc_read_file(log);
-	return st;
-}
-
-/* Whether npm's output says it could not reach the registry. */
-static bool
-network_error(const char *text)
-{
-	static const char *const words[] = { "ENOTFOUND", "EAI_AGAIN",
-	    "ECONNREFUSED", "ETIMEDOUT", "ENETUNREACH", "ECONNRESET",
-	    "network", "getaddrinfo" };
-	size_t	i;
-
-	for (i = 0; text != NULL && i < sizeof words / sizeof words[0]; i++) {
-		if (strstr(text, words[i]) != NULL)
-			return true;
-	}
-	return false;
-}
-
-/* node present, and the pinned library installed (npm ci when missing). */
-static int
-ensure_node(struct interop *t)
-{
-	char		 a0[] = "node", a1[] = "--version";
-	char		 b0[] = "npm", b1[] = "ci";
-	char		 b2[] = "--no-audit", b3[] = "--no-fund";
-	char		*nv[] = { a0, a1, NULL }, *ci[] = { b0, b1, b2, b3, NULL };
-	char		 probe[700], log[600], *out = NULL;
-	struct stat	 sb;
-	int		 st;
-
-	snprintf(log, sizeof log, "%s.npm", t->errlog);
-	if (run(NULL, nv, log, 10000, NULL) != 0) {
-		printf("SKIP: node not found "
-		    "(Node.js 18+ runs the interop peer)\n");
-		return 1;
-	}
-	snprintf(probe, sizeof probe,
-	    "%s/node_modules/@mos-connection/connector/package.json", t->dir);
-	if (stat(probe, &sb) == 0)
-		return 0;
-	fprintf(stderr, "interop: npm ci in %s\n", t->dir);
-	st = run(t->dir, ci, log, NPM_MS, &out);
-	if (st == 0 && stat(probe, &sb) == 0) {
-		free(out);
-		return 0;
-	}
-	if (st != 0 && network_error(out)) {
-		printf("SKIP: npm registry unreachable (npm ci exit %d)\n", st);
-		free(out);
-		return 1;
-	}
-	fprintf(stderr, "npm ci failed (exit %d):\n%s\n", st,
-	    out != NULL ? out : "");
-	free(out);
-	return -1;
-}
 
 /* Paths only: node and the gateway start inside the test. */
 static int
@@ -241,7 +167,7 @@ test_interop_sofie(void **state)
 	uint16_t	 lower, upper, query;
 	int		 rc, i;
 
-	if ((rc = ensure_node(t)) == 1)
+	if ((rc = gwproc_node_ready(t->dir, t->errlog)) == 1)
 		skip();
 	assert_int_equal(rc, 0);
 	lower = gwproc_free_port();
