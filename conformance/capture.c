@@ -18,7 +18,7 @@ capture_frame_clear(struct cap_frame *f)
 	free(f->type);
 	free(f->xml);
 	json_decref(f->any);
-	json_decref(f->not);
+	json_decref(f->differ);
 }
 
 /* Free a capture's contents. */
@@ -107,7 +107,7 @@ capture_scenario_keys(json_t *o, struct cap_frame *f, struct capture *c,
 				return -1;
 			}
 		}
-		f->not = json_incref(v);
+		f->differ = json_incref(v);
 	}
 	if ((v = json_object_get(o, "profile")) != NULL) {
 		if (!json_is_integer(v) || json_integer_value(v) < 0 ||

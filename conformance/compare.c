@@ -160,7 +160,8 @@ cmp_key(const char *path, const char *key, const json_t *want,
 
 	snprintf(sub, sizeof sub, "%s%s%s", path, *path != '\0' ? "." : "",
 	    key);
-	if (r->not != NULL && (bad = json_object_get(r->not, key)) != NULL) {
+	if (r->differ != NULL &&
+	    (bad = json_object_get(r->differ, key)) != NULL) {
 		if (got == NULL || cmp_scalar_equal(bad, got)) {
 			sbuf_printf(diff, "  %s: expected anything but ", sub);
 			cmp_value(diff, bad);

@@ -276,9 +276,8 @@ play_silence(struct play_state *s, struct play_conn *pc,
 		s->passed++;
 		return;
 	}
-	if (rc == 1) {
+	if (rc == 1)
 		capture_utf8(&xml, fr.data, fr.len, fr.enc);
-	}
 	play_say(s, "FAIL line %d conn %llu %s %s: expected no reply, "
 	    "got %s\n", f->line, (unsigned long long)f->conn,
 	    gw_port_name(f->port), f->type, rc == 1 ? xml.s : pc->rc.err);
@@ -310,7 +309,7 @@ play_expect(struct play_state *s, struct play_conn *pc,
 	}
 	memset(&r, 0, sizeof r);
 	r.any = f->any;
-	r.not = f->not;
+	r.differ = f->differ;
 	r.mos_id = s->o->mos_id;
 	r.ncs_id = s->o->ncs_id;
 	bad = cmp_frames(f->xml, fr.data, fr.len, fr.enc, &r, &diff);

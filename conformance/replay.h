@@ -43,7 +43,7 @@ struct cap_frame {
 	bool		 coalesce;	/* "coalesce": one write with the next */
 	int		 silence_ms;	/* "silence_ms": no reply may come */
 	json_t		*any;		/* "any": fields compared for presence */
-	json_t		*not;		/* "not": {field: value it must not be} */
+	json_t		*differ;	/* "not": {field: value it must not be} */
 };
 
 struct capture {
@@ -78,7 +78,7 @@ void	 capture_wire(struct sbuf *, const char *, size_t, enum mos_enc);
 /* What a scenario relaxes on one expected frame. */
 struct cmp_rules {
 	const json_t	*any;		/* array of field names or paths */
-	const json_t	*not;		/* object: field -> value */
+	const json_t	*differ;	/* "not": field -> value it must not be */
 	const char	*mos_id;	/* expected mosID instead of the capture's */
 	const char	*ncs_id;
 };

@@ -133,3 +133,18 @@ rtest_write_file(char *buf, size_t len, const char *name, const char *text)
 		abort();
 	}
 }
+
+/* Print a child's output with every line indented (no line of it can be
+ * taken for a test count by tools/run-tests.sh). */
+void
+rtest_print(FILE *f, const char *title, const char *text)
+{
+	const char	*l, *e;
+
+	fprintf(f, "---- %s\n", title);
+	for (l = text; l != NULL && *l != '\0'; l = e != NULL ? e + 1 : NULL) {
+		e = strchr(l, '\n');
+		fprintf(f, "  | %.*s\n", e != NULL ? (int)(e - l) : (int)strlen(l),
+		    l);
+	}
+}

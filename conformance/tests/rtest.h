@@ -6,6 +6,8 @@
 #ifndef RTEST_H
 #define RTEST_H
 
+#include <stdio.h>
+
 #include "gateway/tests/gwproc.h"
 
 #define RTEST_MOS_ID	"mosgw.conformance"
@@ -34,5 +36,8 @@ int		 rtest_mosreplay_wait(struct gwchild *);
 /* A file under $MOSGW_TMP named for this process; its path in buf. */
 void		 rtest_write_file(char *buf, size_t len, const char *name,
 		    const char *text);
+
+/* A child's output, each line indented, under a title. */
+void		 rtest_print(FILE *, const char *title, const char *text);
 
 #endif /* RTEST_H */

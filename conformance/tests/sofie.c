@@ -147,8 +147,8 @@ main(void)
 	/* the library takes a few seconds to give up on what it never gets */
 	(void)rtest_mosreplay(NULL, &rep, "play", scen, "--device", dev,
 	    "--fast", "--timeout", "3000", (char *)NULL);
-	printf("---- mosreplay against @mos-connection/connector\n%s----\n",
-	    rep.buf != NULL ? rep.buf : "");
+	rtest_print(stdout, "mosreplay against @mos-connection/connector",
+	    rep.buf);
 	judge(rep.buf != NULL ? rep.buf : "", &pass, &fail);
 	gwchild_clear(&rep);
 	gwchild_clear(&node);

@@ -349,7 +349,7 @@ test_import_cut_and_gap(void **state)
 	tmp_path(o, sizeof o, "cut.jsonl");
 	write_pcap(&cv, p);
 	assert_int_equal(import(p, o, &ch, &text), 0);
-	fprintf(stderr, "%s", ch.buf);
+	rtest_print(stderr, "mosreplay import", ch.buf);
 	assert_non_null(strstr(ch.buf, "warning: conn 1 lower in: 37 bytes "
 	    "missing at sequence 1445"));
 	assert_non_null(strstr(ch.buf, "warning: conn 2 upper out: the "

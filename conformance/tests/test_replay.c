@@ -42,7 +42,7 @@ test_compare_model(void **state)
 	struct sbuf	 d = { NULL, 0, 0 };
 	struct sbuf	 u16 = { NULL, 0, 0 };
 	struct cmp_rules r;
-	json_t		*any, *not;
+	json_t		*any, *differ;
 	const char	*ack = ENV "<mosAck><objID>A</objID><objRev>2</objRev>"
 			    "<status>ACK</status><statusDescription>fine"
 			    "</statusDescription></mosAck></mos>";
@@ -79,10 +79,10 @@ test_compare_model(void **state)
 	    "\"fine\", got (absent)"));
 	/* "any": presence only; "not": must differ */
 	any = json_pack("[s]", "statusDescription");
-	not = json_pack("{s:s}", "status", "NACK");
+	differ = json_pack("{s:s}", "status", "NACK");
 	memset(&r, 0, sizeof r);
 	r.any = any;
-	r.not = not;
+	r.differ = differ;
 	assert_int_equal(cmp(ack, ENV "<mosAck><objID>A</objID><objRev>2"
 	    "</objRev><status>ACK</status><statusDescription>other text"
 	    "</statusDescription></mosAck></mos>", &r, &d), 0);
@@ -96,7 +96,7 @@ test_compare_model(void **state)
 	    &d), 1);
 	assert_non_null(strstr(d.s, "the reply does not parse"));
 	json_decref(any);
-	json_decref(not);
+	json_decref(differ);
 	sbuf_free(&d);
 	sbuf_free(&u16);
 }
@@ -190,7 +190,7 @@ test_history_roundtrip(void **state)
 	st = rtest_mosreplay(gp, &ch, "play", cap, "--device", dev, "--fast",
 	    (char *)NULL);
 	if (st != 0)
-		fprintf(stderr, "%s", ch.buf);
+		rtest_print(stderr, "mosreplay", ch.buf);
 	assert_int_equal(st, 0);
 	assert_non_null(out_has(&ch, "\n2 passed, 0 failed"));
 	gwchild_clear(&ch);
@@ -201,7 +201,7 @@ test_history_roundtrip(void **state)
 	assert_int_equal(gwproc_start(gp), 0);
 	st = rtest_mosreplay(gp, &ch, "play", cap, "--device", dev, "--fast",
 	    (char *)NULL);
-	fprintf(stderr, "%s", ch.buf != NULL ? ch.buf : "");
+	rtest_print(stderr, "mosreplay after the change", ch.buf);
 	assert_int_equal(st, 1);
 	assert_non_null(out_has(&ch, "FAIL line 2 conn "));
 	assert_non_null(out_has(&ch, "lower listMachInfo:\n  body.model: "
