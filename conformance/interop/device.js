@@ -18,16 +18,9 @@
  */
 'use strict';
 
-const net = require('net');
+const { loopbackOnly, parseArgs, emit } = require('./peer');
 
-/* The library listens on every interface; tests stay on loopback. */
-const listen = net.Server.prototype.listen;
-net.Server.prototype.listen = function (...args) {
-	if (typeof args[0] === 'number' &&
-	    (args.length === 1 || typeof args[1] === 'function'))
-		return listen.call(this, args[0], '127.0.0.1', ...args.slice(1));
-	return listen.apply(this, args);
-};
+loopbackOnly();
 
 const {
 	MosConnection, IMOSAckStatus, IMOSObjectType, IMOSObjectStatus,
@@ -37,28 +30,6 @@ const {
 const types = getMosTypes(false);
 const s128 = (v) => types.mosString128.create(v);
 const str = (v) => (v === undefined || v === null ? '' : types.mosString128.stringify(v));
-
-function parseArgs(argv) {
-	const o = {};
-
-	for (let i = 0; i < argv.length; i++) {
-		const m = /^--([a-z-]+)$/.exec(argv[i]);
-
-		if (!m || i + 1 >= argv.length)
-			throw new Error(`bad argument: ${argv[i]}`);
-		o[m[1]] = argv[++i];
-	}
-	for (const k of ['mos-id', 'ncs-id', 'lower', 'upper', 'query',
-	    'ncs-lower', 'ncs-upper']) {
-		if (o[k] === undefined)
-			throw new Error(`missing --${k}`);
-	}
-	return o;
-}
-
-function emit(obj) {
-	process.stdout.write(JSON.stringify(obj) + '\n');
-}
 
 /* The object the scenarios ask for (conformance/README.md). */
 const created = types.mosTime.create(new Date());
@@ -166,7 +137,8 @@ function serve(dev) {
 }
 
 async function main() {
-	const a = parseArgs(process.argv.slice(2));
+	const a = parseArgs(process.argv.slice(2), ['mos-id', 'ncs-id',
+	    'lower', 'upper', 'query', 'ncs-lower', 'ncs-upper']);
 	const ports = {
 		lower: Number(a.lower), upper: Number(a.upper), query: Number(a.query)
 	};

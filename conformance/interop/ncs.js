@@ -22,16 +22,9 @@
  */
 'use strict';
 
-const net = require('net');
+const { loopbackOnly, parseArgs, emit } = require('./peer');
 
-/* The library listens on every interface; tests stay on loopback. */
-const listen = net.Server.prototype.listen;
-net.Server.prototype.listen = function (...args) {
-	if (typeof args[0] === 'number' &&
-	    (args.length === 1 || typeof args[1] === 'function'))
-		return listen.call(this, args[0], '127.0.0.1', ...args.slice(1));
-	return listen.apply(this, args);
-};
+loopbackOnly();
 
 const {
 	MosConnection, IMOSAckStatus, getMosTypes
@@ -39,29 +32,6 @@ const {
 
 const types = getMosTypes(false);
 const str = (v) => (v === undefined || v === null ? null : types.mosString128.stringify(v));
-
-/* --key value pairs into an object of numbers and strings. */
-function parseArgs(argv) {
-	const o = {};
-
-	for (let i = 0; i < argv.length; i++) {
-		const m = /^--([a-z-]+)$/.exec(argv[i]);
-
-		if (!m || i + 1 >= argv.length)
-			throw new Error(`bad argument: ${argv[i]}`);
-		o[m[1]] = argv[++i];
-	}
-	for (const k of ['mos-id', 'ncs-id', 'gw-lower', 'gw-upper', 'gw-query',
-	    'lower', 'upper', 'query']) {
-		if (o[k] === undefined)
-			throw new Error(`missing --${k}`);
-	}
-	return o;
-}
-
-function emit(obj) {
-	process.stdout.write(JSON.stringify(obj) + '\n');
-}
 
 function sleep(ms) {
 	return new Promise((resolve) => setTimeout(resolve, ms));
@@ -86,7 +56,8 @@ function objectRecord(o) {
 }
 
 async function main() {
-	const a = parseArgs(process.argv.slice(2));
+	const a = parseArgs(process.argv.slice(2), ['mos-id', 'ncs-id',
+	    'gw-lower', 'gw-upper', 'gw-query', 'lower', 'upper', 'query']);
 	const expect = Number(a.expect || 0);
 	const deadline = Date.now() + 1000 * Number(a.timeout || 40);
 	const received = new Map();	/* objID -> newest record */
