@@ -25,8 +25,9 @@ usage(FILE *f)
 	fprintf(f,
 	    "usage: mosreplay play CAPTURE|FOLDER... "
 	    "--device HOST:LOWER:UPPER[:QUERY]\n"
-	    "           [--fast] [--utf8] [--timeout MS] [--mos-id ID] "
-	    "[--ncs-id ID]\n"
+	    "           [--listen LOWER:UPPER[:QUERY]] [--fast] [--utf8] "
+	    "[--timeout MS]\n"
+	    "           [--mos-id ID] [--ncs-id ID]\n"
 	    "       mosreplay play CAPTURE|FOLDER... --ncs LOWER:UPPER[:QUERY] "
 	    "[same options]\n"
 	    "       mosreplay record --listen [HOST:]LOWER:UPPER[:QUERY]\n"
@@ -65,12 +66,14 @@ cmd_play(int argc, char **argv)
 		{ "timeout", required_argument, NULL, 't' },
 		{ "mos-id", required_argument, NULL, 'M' },
 		{ "ncs-id", required_argument, NULL, 'N' },
+		{ "listen", required_argument, NULL, 'l' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct play_opts	o;
 	char			err[200];
 	long			v;
 	int			c, given = 0;
+	bool			listen = false;
 
 	memset(&o, 0, sizeof o);
 	o.enc = MOS_ENC_UTF16BE;
@@ -108,10 +111,23 @@ cmd_play(int argc, char **argv)
 		case 'N':
 			o.ncs_id = optarg;
 			break;
+		case 'l':
+			listen = true;
+			if (net_parse_ports(optarg, false, NULL, 0, o.listen,
+			    err, sizeof err) != 0) {
+				fprintf(stderr, "mosreplay: --listen: %s\n",
+				    err);
+				return EXIT_USAGE;
+			}
+			break;
 		default:
 			usage(stderr);
 			return EXIT_USAGE;
 		}
+	}
+	if (listen && !o.device) {
+		fprintf(stderr, "mosreplay play: --listen goes with --device\n");
+		return EXIT_USAGE;
 	}
 	if (given != 1 || optind >= argc) {
 		fprintf(stderr, "mosreplay play: give captures and exactly one "

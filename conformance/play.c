@@ -42,6 +42,8 @@ struct play_conn {
 	enum gw_port	 port;
 	bool		 skip;		/* not played: reason given once */
 	bool		 open;
+	bool		 device_opened;	/* --device --listen: accepted */
+	int		 heartbeats;	/* of the device's own, answered */
 	struct rconn	 rc;
 	struct sbuf	 held;		/* coalesced frames not yet written */
 	struct play_id	*ids;
@@ -210,11 +212,16 @@ play_open(struct play_state *s, struct play_conn *pc,
 	if (pc->open)
 		return true;
 	if (s->o->device && !capture_ncs_opened(s->cap, f->conn)) {
-		play_say(s, "skip conn %llu %s: opened by the device in the "
-		    "capture; --device plays only the NCS's connections\n",
-		    (unsigned long long)f->conn, gw_port_name(f->port));
-		pc->skip = true;
-		return false;
+		if (s->o->listen[f->port] == 0) {
+			play_say(s, "skip conn %llu %s: opened by the device in "
+			    "the capture; give --listen to receive it\n",
+			    (unsigned long long)f->conn,
+			    gw_port_name(f->port));
+			pc->skip = true;
+			return false;
+		}
+		pc->device_opened = true;
+		port = s->o->listen[f->port];
 	}
 	if (port == 0) {
 		play_say(s, "skip conn %llu %s: no %s port given\n",
@@ -223,15 +230,17 @@ play_open(struct play_state *s, struct play_conn *pc,
 		pc->skip = true;
 		return false;
 	}
-	if (s->o->device)
+	if (s->o->device && !pc->device_opened)
 		fd = net_connect(s->o->host, port, s->o->timeout_ms);
 	else
 		fd = net_accept(s->lfd[f->port], s->o->timeout_ms);
 	if (fd == -1) {
 		play_say(s, "FAIL conn %llu %s: %s %s:%d: %s\n",
 		    (unsigned long long)f->conn, gw_port_name(f->port),
-		    s->o->device ? "cannot connect to" : "no connection on",
-		    s->o->device ? s->o->host : "port", port, strerror(errno));
+		    fd == -1 && s->o->device && !pc->device_opened ?
+		    "cannot connect to" : "no connection on",
+		    s->o->device && !pc->device_opened ? s->o->host : "port",
+		    port, strerror(errno));
 		s->failed++;
 		pc->skip = true;
 		return false;
@@ -258,6 +267,36 @@ play_send(struct play_state *s, struct play_conn *pc,
 	pc->held.len = 0;
 }
 
+/*
+ * The next frame; on a connection the device opened, a heartbeat it sends
+ * of its own accord (when the capture expects something else) is answered
+ * with itself and skipped.
+ */
+static int
+play_next(struct play_conn *pc, const char *want_type, struct mos_frame *fr,
+    int timeout_ms)
+{
+	struct mos_msg		*m;
+	struct mos_error	 e;
+	bool			 hb;
+	int			 rc;
+
+	for (;;) {
+		if ((rc = rconn_next(&pc->rc, fr, timeout_ms)) != 1 ||
+		    !pc->device_opened || strcmp(want_type, "heartbeat") == 0)
+			return rc;
+		m = NULL;
+		hb = mos_parse(fr->data, fr->len, fr->enc, MOS_LENIENT, &m,
+		    &e) == MOS_OK && m->type == MOS_T_HEARTBEAT;
+		mos_msg_free(m);
+		if (!hb)
+			return rc;
+		if (net_write(pc->rc.fd, fr->data, fr->len, 0) != 0)
+			return rc;
+		pc->heartbeats++;
+	}
+}
+
 /* After a frame marked silence_ms: nothing may arrive meanwhile. */
 static void
 play_silence(struct play_state *s, struct play_conn *pc,
@@ -267,7 +306,7 @@ play_silence(struct play_state *s, struct play_conn *pc,
 	struct sbuf		xml = { NULL, 0, 0 };
 	int			rc;
 
-	rc = rconn_next(&pc->rc, &fr, f->silence_ms);
+	rc = play_next(pc, "", &fr, f->silence_ms);
 	if (rc == 0) {
 		play_say(s, "ok   line %d conn %llu %s %s: no reply within "
 		    "%d ms, as expected\n", f->line,
@@ -296,7 +335,7 @@ play_expect(struct play_state *s, struct play_conn *pc,
 	int32_t			 got, want;
 	int			 rc, bad;
 
-	rc = rconn_next(&pc->rc, &fr, s->o->timeout_ms);
+	rc = play_next(pc, f->type, &fr, s->o->timeout_ms);
 	if (rc != 1) {
 		play_say(s, "FAIL line %d conn %llu %s %s: %s\n", f->line,
 		    (unsigned long long)f->conn, gw_port_name(f->port),
@@ -352,7 +391,7 @@ play_finish(struct play_state *s, struct play_conn *pc)
 
 	if (!pc->open)
 		return;
-	while (!pc->skip && rconn_next(&pc->rc, &fr, 0) == 1) {
+	while (!pc->skip && play_next(pc, "", &fr, 0) == 1) {
 		xml.len = 0;
 		capture_utf8(&xml, fr.data, fr.len, fr.enc);
 		play_say(s, "FAIL conn %llu %s: a frame the capture does not "
@@ -361,6 +400,10 @@ play_finish(struct play_state *s, struct play_conn *pc)
 		s->failed++;
 	}
 	sbuf_free(&xml);
+	if (pc->heartbeats > 0)
+		play_say(s, "note conn %llu %s: %d heartbeats of the device "
+		    "answered\n", (unsigned long long)pc->id,
+		    gw_port_name(pc->port), pc->heartbeats);
 	rconn_close(&pc->rc);
 	pc->open = false;
 	pc->skip = true;	/* a connection is played once */
@@ -544,23 +587,25 @@ play_name(const char *path, char *buf, size_t len)
 	return buf;
 }
 
-/* Open the --ncs listeners. */
+/* Open the listeners: --ncs ports, or --device --listen ports. */
 static int
 play_listen(const struct play_opts *o, int lfd[GW_NPORTS])
 {
-	int	i;
+	const int	*ports = o->device ? o->listen : o->ports;
+	const char	*host = o->device ? "127.0.0.1" : o->host;
+	int		 i;
 
 	for (i = 0; i < GW_NPORTS; i++) {
 		lfd[i] = -1;
-		if (o->ports[i] == 0)
+		if (ports[i] == 0)
 			continue;
-		if ((lfd[i] = net_listen(o->host, o->ports[i])) == -1) {
+		if ((lfd[i] = net_listen(host, ports[i])) == -1) {
 			fprintf(o->out, "mosreplay: cannot listen on %s:%d: "
-			    "%s\n", o->host, o->ports[i], strerror(errno));
+			    "%s\n", host, ports[i], strerror(errno));
 			return -1;
 		}
-		fprintf(o->out, "listening on %s port %d (%s)\n", o->host,
-		    o->ports[i], gw_port_name((enum gw_port)i));
+		fprintf(o->out, "listening on %s port %d (%s)\n", host,
+		    ports[i], gw_port_name((enum gw_port)i));
 	}
 	return 0;
 }
@@ -601,9 +646,8 @@ play_run(const struct play_opts *o, char **paths, int npaths)
 		offered[p] = true;
 	for (p = 0; p < GW_NPORTS; p++)
 		lfd[p] = -1;
-	if (!o->device)
-		status = play_listen(o, lfd);
-	else if (suite) {
+	status = play_listen(o, lfd);
+	if (status == 0 && o->device && suite) {
 		if (play_probe(o, &caps[0], offered, why, sizeof why) != 0) {
 			fprintf(o->out, "mosreplay: cannot tell which profiles "
 			    "the device offers: %s\n", why);
@@ -682,11 +726,9 @@ play_run(const struct play_opts *o, char **paths, int npaths)
 		    sfail, sskip);
 		status = sfail == 0 && spass > 0 ? 0 : 1;
 	}
-	if (!o->device) {
-		for (p = 0; p < GW_NPORTS; p++) {
-			if (lfd[p] != -1)
-				close(lfd[p]);
-		}
+	for (p = 0; p < GW_NPORTS; p++) {
+		if (lfd[p] != -1)
+			close(lfd[p]);
 	}
 out:
 	for (i = 0; i < nfiles; i++) {

@@ -133,6 +133,7 @@ struct play_opts {
 	bool		 device;	/* --device (else --ncs) */
 	char		 host[256];
 	int		 ports[GW_NPORTS];	/* 0: not given */
+	int		 listen[GW_NPORTS];	/* --device --listen: as the NCS */
 	bool		 fast;		/* --fast: no original pacing */
 	enum mos_enc	 enc;		/* what we write */
 	int		 timeout_ms;	/* per expected reply */

@@ -34,6 +34,12 @@ rtest_gateway(const char *gateway_extra)
 	o.ncs[0].ncs_id = RTEST_NCS_ID;
 	o.ncs[0].lower_port = gwproc_free_port();
 	o.ncs[0].upper_port = gwproc_free_port();
+	/*
+	 * mosreplay --listen takes these ports once it runs: the links come
+	 * up within a second, and a heartbeat waits long for its answer.
+	 */
+	o.ncs[0].extra = "reconnect_min = 1\nreconnect_max = 1\n"
+	    "breaker_threshold = 1000\nack_timeout = 60\n";
 	if ((gp = gwproc_new(&o)) == NULL)
 		return NULL;
 	if (gwproc_mosctl(gp, NULL, "asset", "put", "CONF-1", "--slug",

@@ -17,9 +17,10 @@
 /* $MOSGW_TOP, else ".". */
 const char	*rtest_top(void);
 /*
- * A started mosgw (one NCS section "conformance" whose own ports nobody
- * listens on) holding object CONF-1; gateway_extra adds [gateway] lines.
- * NULL on failure (printed).
+ * A started mosgw holding object CONF-1, with one NCS section
+ * "conformance" whose ports (gp->opts.ncs[0].lower_port, upper_port) are
+ * free for mosreplay --listen; gateway_extra adds [gateway] lines. NULL on
+ * failure (printed).
  */
 struct gwproc	*rtest_gateway(const char *gateway_extra);
 /*

@@ -2,7 +2,7 @@
  * The scenario suite against a fresh mosgw (make conformance, make check):
  * start the real daemon on loopback with the identities the scenarios use,
  * give it the object they ask for, and play fixtures/scenarios/ with
- * mosreplay. mosreplay's output is passed through: one line per scenario,
+ * mosreplay, listening where mosgw's own links to its NCS arrive. mosreplay's output is passed through: one line per scenario,
  * the table by profile, and "N passed, N failed, N skipped" (scenarios of
  * profiles mosgw does not offer are the skipped ones, listed as such).
  */
@@ -17,7 +17,7 @@ main(void)
 {
 	struct gwproc	*gp;
 	struct gwchild	 ch;
-	char		 dir[1024], dev[128];
+	char		 dir[1024], dev[128], ncs[64];
 	int		 st;
 
 	if ((gp = rtest_gateway(NULL)) == NULL) {
@@ -27,8 +27,10 @@ main(void)
 	snprintf(dir, sizeof dir, "%s/fixtures/scenarios", rtest_top());
 	snprintf(dev, sizeof dev, "127.0.0.1:%u:%u:%u", gp->lower_port,
 	    gp->upper_port, gp->query_port);
-	st = rtest_mosreplay(gp, &ch, "play", dir, "--device", dev, "--fast",
-	    (char *)NULL);
+	snprintf(ncs, sizeof ncs, "%u:%u", gp->opts.ncs[0].lower_port,
+	    gp->opts.ncs[0].upper_port);
+	st = rtest_mosreplay(gp, &ch, "play", dir, "--device", dev, "--listen",
+	    ncs, "--fast", (char *)NULL);
 	fputs(ch.buf != NULL ? ch.buf : "", stdout);
 	if (st != 0 && (ch.buf == NULL || strstr(ch.buf, " passed, ") ==
 	    NULL))

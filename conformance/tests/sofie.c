@@ -30,6 +30,8 @@ static const struct {
 	    "are lost" },
 	{ "p0-unknown-message-upper", "answers with mosAck on the upper "
 	    "port" },
+	{ "p1-mosreqall-listall", "drops the mosListAll when its link to the "
+	    "NCS is not confirmed by a heartbeat at that moment" },
 	{ "p1-mosreqobj-split", "decodes each TCP chunk alone" },
 	{ "p1-mosreqobj-utf8-entities", "NACKs an unknown object with objID "
 	    "0" },
@@ -97,7 +99,7 @@ int
 main(void)
 {
 	struct gwchild	 node, rep;
-	char		 dir[1024], errlog[512], scen[1024], dev[128];
+	char		 dir[1024], errlog[512], scen[1024], dev[128], lst[64];
 	char		 p[5][8];
 	char		 n0[] = "node", n1[] = "device.js", k0[] = "--mos-id",
 			 k1[] = "--ncs-id", k2[] = "--lower", k3[] = "--upper",
@@ -145,8 +147,9 @@ main(void)
 	snprintf(scen, sizeof scen, "%s/fixtures/scenarios", rtest_top());
 	snprintf(dev, sizeof dev, "127.0.0.1:%s:%s:%s", p[0], p[1], p[2]);
 	/* the library takes a few seconds to give up on what it never gets */
+	snprintf(lst, sizeof lst, "%s:%s", p[3], p[4]);
 	(void)rtest_mosreplay(NULL, &rep, "play", scen, "--device", dev,
-	    "--fast", "--timeout", "3000", (char *)NULL);
+	    "--listen", lst, "--fast", "--timeout", "3000", (char *)NULL);
 	rtest_print(stdout, "mosreplay against @mos-connection/connector",
 	    rep.buf);
 	judge(rep.buf != NULL ? rep.buf : "", &pass, &fail);
