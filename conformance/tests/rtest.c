@@ -54,18 +54,23 @@ rtest_gateway(const char *gateway_extra)
 	return gp;
 }
 
+/* Where mosreplay's stderr goes (removed once it has exited). */
+static void
+rtest_errlog(char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/mosreplay.%d.err", getenv("MOSGW_TMP") !=
+	    NULL ? getenv("MOSGW_TMP") : "/tmp", (int)getpid());
+}
+
 /* Start mosreplay with the arguments in ap. 0 or -1. */
 static int
-rtest_start(struct gwproc *gp, struct gwchild *ch, char *errlog, size_t elen,
-    va_list ap)
+rtest_start(struct gwchild *ch, char *errlog, size_t elen, va_list ap)
 {
 	char		*argv[RTEST_MAX_ARGS], path[1024];
 	int		 n = 1;
 
 	snprintf(path, sizeof path, "%s/mosreplay", gwproc_bindir());
-	snprintf(errlog, elen, "%s/mosreplay.%d.err", gp != NULL ? gp->dir :
-	    (getenv("MOSGW_TMP") != NULL ? getenv("MOSGW_TMP") : "/tmp"),
-	    (int)getpid());
+	rtest_errlog(errlog, elen);
 	argv[0] = path;
 	while (n < RTEST_MAX_ARGS - 1 && (argv[n] = va_arg(ap, char *)) !=
 	    NULL)
@@ -76,14 +81,14 @@ rtest_start(struct gwproc *gp, struct gwchild *ch, char *errlog, size_t elen,
 
 /* Start mosreplay in the background. */
 int
-rtest_mosreplay_start(struct gwproc *gp, struct gwchild *ch, ...)
+rtest_mosreplay_start(struct gwchild *ch, ...)
 {
 	char		errlog[400];
 	va_list		ap;
 	int		rc;
 
 	va_start(ap, ch);
-	rc = rtest_start(gp, ch, errlog, sizeof errlog, ap);
+	rc = rtest_start(ch, errlog, sizeof errlog, ap);
 	va_end(ap);
 	return rc;
 }
@@ -92,24 +97,27 @@ rtest_mosreplay_start(struct gwproc *gp, struct gwchild *ch, ...)
 int
 rtest_mosreplay_wait(struct gwchild *ch)
 {
+	char	errlog[400];
 	int	st;
 
 	st = gwchild_wait(ch, RTEST_RUN_MS);
 	/* read what is still in the pipe, up to its end */
 	(void)gwchild_line(ch, "\001no such line", 5000);
+	rtest_errlog(errlog, sizeof errlog);
+	unlink(errlog);
 	return st;
 }
 
 /* Run mosreplay and wait for it. */
 int
-rtest_mosreplay(struct gwproc *gp, struct gwchild *ch, ...)
+rtest_mosreplay(struct gwchild *ch, ...)
 {
 	char		 errlog[400];
 	va_list		 ap;
 	int		 rc, st;
 
 	va_start(ap, ch);
-	rc = rtest_start(gp, ch, errlog, sizeof errlog, ap);
+	rc = rtest_start(ch, errlog, sizeof errlog, ap);
 	va_end(ap);
 	if (rc != 0)
 		return -1;
@@ -122,6 +130,7 @@ rtest_mosreplay(struct gwproc *gp, struct gwchild *ch, ...)
 		fprintf(stderr, "mosreplay stderr:\n%s", e);
 		free(e);
 	}
+	unlink(errlog);
 	return st;
 }
 

@@ -27,11 +27,11 @@ struct gwproc	*rtest_gateway(const char *gateway_extra);
  * Run $MOSGW_BIN/mosreplay with the arguments (NULL-terminated) and wait:
  * its exit status, -1 on timeout; ch keeps its output (gwchild_clear it).
  */
-int		 rtest_mosreplay(struct gwproc *, struct gwchild *, ...)
+int		 rtest_mosreplay(struct gwchild *, ...)
 		    __attribute__((sentinel));
 
 /* The same in the background (0 or -1), and the wait for it. */
-int		 rtest_mosreplay_start(struct gwproc *, struct gwchild *, ...)
+int		 rtest_mosreplay_start(struct gwchild *, ...)
 		    __attribute__((sentinel));
 int		 rtest_mosreplay_wait(struct gwchild *);
 /* A file under $MOSGW_TMP named for this process; its path in buf. */

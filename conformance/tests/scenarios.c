@@ -29,7 +29,7 @@ main(void)
 	    gp->upper_port, gp->query_port);
 	snprintf(ncs, sizeof ncs, "%u:%u", gp->opts.ncs[0].lower_port,
 	    gp->opts.ncs[0].upper_port);
-	st = rtest_mosreplay(gp, &ch, "play", dir, "--device", dev, "--listen",
+	st = rtest_mosreplay(&ch, "play", dir, "--device", dev, "--listen",
 	    ncs, "--fast", (char *)NULL);
 	fputs(ch.buf != NULL ? ch.buf : "", stdout);
 	if (st != 0 && (ch.buf == NULL || strstr(ch.buf, " passed, ") ==

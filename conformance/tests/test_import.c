@@ -194,7 +194,7 @@ import(const char *pcap, const char *out, struct gwchild *ch, char **cap)
 {
 	int	st;
 
-	st = rtest_mosreplay(NULL, ch, "import", pcap, "-o", out, "--ports",
+	st = rtest_mosreplay(ch, "import", pcap, "-o", out, "--ports",
 	    "10540,10541,10542", (char *)NULL);
 	*cap = gwproc_read_file(out);
 	return st;
@@ -391,7 +391,7 @@ test_import_real_capture(void **state)
 	assert_non_null(gp = rtest_gateway(NULL));
 	snprintf(dev, sizeof dev, "127.0.0.1:%u:%u:%u", gp->lower_port,
 	    gp->upper_port, gp->query_port);
-	assert_int_equal(rtest_mosreplay(gp, &ch, "play", o, "--device", dev,
+	assert_int_equal(rtest_mosreplay(&ch, "play", o, "--device", dev,
 	    "--fast", (char *)NULL), 0);
 	assert_non_null(strstr(ch.buf, "10 passed, 0 failed"));
 	gwchild_clear(&ch);

@@ -129,7 +129,7 @@ test_tap_bytes(void **state)
 	snprintf(out, sizeof out, "%s/tap.%d.jsonl", getenv("MOSGW_TMP") !=
 	    NULL ? getenv("MOSGW_TMP") : "/tmp", (int)getpid());
 	assert_int_equal(pthread_create(&th, NULL, device_main, &d), 0);
-	assert_int_equal(rtest_mosreplay_start(NULL, &tap, "record",
+	assert_int_equal(rtest_mosreplay_start(&tap, "record",
 	    "--listen", listen, "--forward", fwd, "-o", out, (char *)NULL), 0);
 	assert_non_null(gwchild_line(&tap, "(upper), forwarding", 10000));
 
@@ -196,7 +196,7 @@ test_tap_no_device(void **state)
 	    gwproc_free_port());
 	snprintf(out, sizeof out, "%s/tap0.%d.jsonl", getenv("MOSGW_TMP") !=
 	    NULL ? getenv("MOSGW_TMP") : "/tmp", (int)getpid());
-	assert_int_equal(rtest_mosreplay_start(NULL, &tap, "record",
+	assert_int_equal(rtest_mosreplay_start(&tap, "record",
 	    "--listen", listen, "--forward", fwd, "-o", out, (char *)NULL), 0);
 	assert_non_null(gwchild_line(&tap, "(upper), forwarding", 10000));
 	assert_int_not_equal(fd = net_connect("127.0.0.1", up, 10000), -1);

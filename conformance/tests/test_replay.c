@@ -172,11 +172,11 @@ test_history_roundtrip(void **state)
 	    "p0-reqmachinfo-lower.jsonl", rtest_top());
 	snprintf(scen[1], sizeof scen[1], "%s/fixtures/scenarios/"
 	    "p1-mosreqobj.jsonl", rtest_top());
-	st = rtest_mosreplay(gp, &ch, "play", scen[0], "--device", dev,
+	st = rtest_mosreplay(&ch, "play", scen[0], "--device", dev,
 	    "--fast", (char *)NULL);
 	assert_int_equal(st, 0);
 	gwchild_clear(&ch);
-	st = rtest_mosreplay(gp, &ch, "play", scen[1], "--device", dev,
+	st = rtest_mosreplay(&ch, "play", scen[1], "--device", dev,
 	    (char *)NULL);
 	assert_int_equal(st, 0);
 	gwchild_clear(&ch);
@@ -187,7 +187,7 @@ test_history_roundtrip(void **state)
 	assert_int_equal(gwproc_mosctl(gp, NULL, "history", "export", "-o",
 	    cap, (char *)NULL), 0);
 	assert_int_equal(gwproc_start(gp), 0);
-	st = rtest_mosreplay(gp, &ch, "play", cap, "--device", dev, "--fast",
+	st = rtest_mosreplay(&ch, "play", cap, "--device", dev, "--fast",
 	    (char *)NULL);
 	if (st != 0)
 		rtest_print(stderr, "mosreplay", ch.buf);
@@ -199,7 +199,7 @@ test_history_roundtrip(void **state)
 	assert_int_equal(gwproc_stop(gp), 0);
 	gp->opts.gateway_extra = "model = Model-B\n";
 	assert_int_equal(gwproc_start(gp), 0);
-	st = rtest_mosreplay(gp, &ch, "play", cap, "--device", dev, "--fast",
+	st = rtest_mosreplay(&ch, "play", cap, "--device", dev, "--fast",
 	    (char *)NULL);
 	rtest_print(stderr, "mosreplay after the change", ch.buf);
 	assert_int_equal(st, 1);
@@ -225,13 +225,13 @@ test_play_no_peer(void **state)
 	    gwproc_free_port());
 	snprintf(scen, sizeof scen, "%s/fixtures/scenarios/"
 	    "p0-heartbeat-lower.jsonl", rtest_top());
-	st = rtest_mosreplay(NULL, &ch, "play", scen, "--device", dev,
+	st = rtest_mosreplay(&ch, "play", scen, "--device", dev,
 	    "--fast", "--timeout", "2000", (char *)NULL);
 	assert_int_equal(st, 1);
 	assert_non_null(out_has(&ch, "cannot connect to 127.0.0.1:"));
 	assert_non_null(out_has(&ch, "0 passed, 1 failed"));
 	gwchild_clear(&ch);
-	st = rtest_mosreplay(NULL, &ch, "play", scen, "--device", "nohost",
+	st = rtest_mosreplay(&ch, "play", scen, "--device", "nohost",
 	    (char *)NULL);
 	assert_int_equal(st, 64);
 	gwchild_clear(&ch);
@@ -270,11 +270,11 @@ test_play_ncs_mirror(void **state)
 	snprintf(scen[1], sizeof scen[1], "%s/fixtures/scenarios/"
 	    "p0-two-sockets-per-port.jsonl", rtest_top());
 	for (i = 0; i < 2; i++) {
-		assert_int_equal(rtest_mosreplay_start(NULL, &ncs, "play",
+		assert_int_equal(rtest_mosreplay_start(&ncs, "play",
 		    scen[i], "--ncs", ports, "--fast", (char *)NULL), 0);
 		assert_non_null(gwchild_line(&ncs, "listening on 127.0.0.1 "
 		    "port", 10000));
-		assert_int_equal(rtest_mosreplay(NULL, &dev, "play", scen[i],
+		assert_int_equal(rtest_mosreplay(&dev, "play", scen[i],
 		    "--device", host, "--fast", (char *)NULL), 0);
 		assert_int_equal(rtest_mosreplay_wait(&ncs), 0);
 		assert_non_null(out_has(&ncs, " passed, 0 failed\n"));
@@ -288,10 +288,10 @@ test_play_ncs_mirror(void **state)
 	memcpy(p, "NCS.OTHERWISE__", 15);
 	rtest_write_file(mod, sizeof mod, "mirror.jsonl", text);
 	free(text);
-	assert_int_equal(rtest_mosreplay_start(NULL, &ncs, "play", mod,
+	assert_int_equal(rtest_mosreplay_start(&ncs, "play", mod,
 	    "--ncs", ports, "--fast", "--timeout", "3000", (char *)NULL), 0);
 	assert_non_null(gwchild_line(&ncs, "listening on", 10000));
-	(void)rtest_mosreplay(NULL, &dev, "play", scen[0], "--device", host,
+	(void)rtest_mosreplay(&dev, "play", scen[0], "--device", host,
 	    "--fast", "--timeout", "3000", (char *)NULL);
 	assert_int_equal(rtest_mosreplay_wait(&ncs), 1);
 	assert_non_null(out_has(&ncs, "FAIL line 1 conn 1 lower heartbeat:\n"
