@@ -173,9 +173,9 @@ dispatch_reply(struct conn *c, struct mos_msg *m, const char *outcome)
 	return rc;
 }
 
-/* A request from an NCS: the profile handler answers on the same socket. */
-void
-dispatch_request(struct gw *gw, struct conn *c, struct ncs *ncs,
+/* A request answered here and now. */
+static void
+dispatch_answer(struct gw *gw, struct conn *c, struct ncs *ncs,
     const struct mos_msg *m)
 {
 	char	text[200];
@@ -210,4 +210,20 @@ dispatch_request(struct gw *gw, struct conn *c, struct ncs *ncs,
 	    m->type_name != NULL ? m->type_name : mos_type_name(m->type));
 	dispatch_nack(gw, c, m->ncs_id, m->has_message_id ? m->message_id : 0,
 	    m->type_name, text);
+}
+
+/*
+ * A request from an NCS: the profile handler answers on the same socket
+ * (running orders after their transaction, on the bookkeeping thread).
+ */
+void
+dispatch_request(struct gw *gw, struct conn *c, struct ncs *ncs,
+    struct mos_msg *m)
+{
+	if (profile2_handles(m->type)) {
+		profile2_request(gw, c, ncs, m);
+		return;
+	}
+	dispatch_answer(gw, c, ncs, m);
+	mos_msg_free(m);
 }

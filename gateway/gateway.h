@@ -217,7 +217,7 @@ void	 config_print_defaults(FILE *);
 /* ------------------------------------------------------------------------ */
 /* gwdb.c: the gateway's tables beside the queue's, in the same file. */
 
-#define GWDB_SCHEMA_VERSION	1
+#define GWDB_SCHEMA_VERSION	2
 
 enum gwdb_stmt {
 	ST_ASSET_GET,
@@ -238,6 +238,33 @@ enum gwdb_stmt {
 	ST_HISTORY_ADD,
 	ST_META_GET,
 	ST_META_PUT,
+	/* rostore.c */
+	ST_RO_FIND,
+	ST_RO_INSERT,
+	ST_RO_HEAD,
+	ST_RO_AIR,
+	ST_RO_TOUCH,
+	ST_RO_DELETE,
+	ST_RO_STORIES_DEL,
+	ST_RO_ITEMS_DEL,
+	ST_RO_STORY_HAS,
+	ST_RO_STORY_IDS,
+	ST_RO_STORY_ADD,
+	ST_RO_STORY_DEL,
+	ST_RO_STORY_ITEMS_DEL,
+	ST_RO_STORY_POS,
+	ST_RO_STORY_BODY,
+	ST_RO_ITEM_IDS,
+	ST_RO_ITEM_ADD,
+	ST_RO_ITEM_DEL,
+	ST_RO_ITEM_POS,
+	ST_RO_ASSET_AIR,
+	ST_RO_GET,
+	ST_RO_STORIES,
+	ST_RO_STORY_ITEMS,
+	ST_RO_LIST,
+	ST_RO_CONFIRM,
+	ST_RO_USAGE,
 	ST__COUNT
 };
 
@@ -371,6 +398,96 @@ int	 catalog_delivery_put(struct gwdb *, const char *ncs,
 /* The status a delivery of this row to this NCS carries; NULL = skip it. */
 const char *catalog_delivery_status(const struct catalog_asset *,
 	    const char *last_acked);
+
+/* ------------------------------------------------------------------------ */
+/* rostore.c: running orders -> stories -> items, in play order. */
+
+enum ro_err {
+	RO_OK = 0,
+	RO_UNKNOWN_RO,		/* roID not held: error, then resync */
+	RO_UNKNOWN_STORY,	/* storyID not in the running order: idem */
+	RO_UNKNOWN_ITEM,	/* itemID not in the story: idem */
+	RO_DUPLICATE,		/* an ID given twice, or already there */
+	RO_BAD,			/* a message that cannot be applied */
+};
+
+/* The roAck status of an item whose object the catalog does not know. */
+#define RO_STAT_UNKNOWN	"UNKNOWN OBJECT"
+
+/* Per item of ours the message added: its object's status for the roAck. */
+struct ro_item_stat {
+	char		*story_id;
+	char		*item_id;
+	char		*obj_id;
+	char		*channel;	/* may be NULL */
+	const char	*status;	/* READY, NOT READY, RO_STAT_UNKNOWN */
+};
+
+struct ro_result {
+	int			 err;		/* enum ro_err */
+	bool			 resync;	/* roReq the running order */
+	char			 text[200];	/* roStatus when err or rc */
+	struct ro_item_stat	*items;
+	size_t			 nitems;
+};
+
+struct rostore_info {
+	char		 air[16];	/* roReadyToAir, "" = never said */
+	bool		 confirmed;	/* in the NCS's last roListAll */
+	int64_t		 changed_ms;
+	size_t		 nstories;
+};
+
+struct rostore_row {
+	char		*ncs;
+	char		*ro_id;
+	char		*slug;
+	char		*head;		/* the fields as XML */
+	char		 air[16];
+	bool		 confirmed;
+	int64_t		 changed_ms;
+	int64_t		 nstories;
+	int64_t		 nitems;
+};
+
+struct rostore_use {
+	char		*ncs;
+	char		*ro_id;
+	char		*story_id;
+	char		*item_id;
+	char		*slug;
+	char		*channel;
+};
+
+/* The roID of a running-order message, or NULL. */
+const char *rostore_ro_id(const struct mos_msg *);
+/*
+ * Apply a running-order change (roCreate, roReplace, roList, roDelete,
+ * roMetadataReplace, roReadyToAir, roElementAction, the deprecated roStory*
+ * and roItem*, mosItemReplace, roStorySend) for an NCS in one durable
+ * transaction. QUEUE_OK with res->err set when the message was refused (and
+ * nothing changed); another queue_rc (res->text says it) on a database
+ * failure. mos_id: ours, to report only our items in res->items.
+ */
+int	 rostore_apply(struct gwdb *, const char *ncs, const char *mos_id,
+	    const struct mos_msg *, struct ro_result *res);
+void	 rostore_result_clear(struct ro_result *, bool items_only);
+/* A running order as a roList (envelope empty); QUEUE_ENOTFOUND. */
+int	 rostore_get(struct gwdb *, const char *ncs, const char *ro_id,
+	    struct mos_msg **, struct rostore_info *);
+/* The running orders of an NCS (NULL: all), by NCS and roID. */
+int	 rostore_list(struct gwdb *, const char *ncs, struct rostore_row **,
+	    size_t *);
+void	 rostore_rows_free(struct rostore_row *, size_t);
+/* A roListAll of the running orders of an NCS (envelope empty). */
+int	 rostore_list_all(struct gwdb *, const char *ncs, struct mos_msg **);
+/* Mark the NCS's running orders confirmed if in ids, else unconfirmed. */
+int	 rostore_confirm(struct gwdb *, const char *ncs,
+	    const char *const *ids, size_t n);
+/* Every item that references an object. */
+int	 rostore_usage(struct gwdb *, const char *obj_id,
+	    struct rostore_use **, size_t *);
+void	 rostore_uses_free(struct rostore_use *, size_t);
 
 /* ------------------------------------------------------------------------ */
 /* msgid.c: our messageIDs per NCS and port, reserved in blocks. */
@@ -628,9 +745,9 @@ void	 session_forget_ncs(struct gw *, struct ncs *);
  */
 struct mos_msg	*dispatch_frame(struct gw *, struct conn *, struct ncs **,
 		    const struct mos_frame *);
-/* A request from an NCS: answer it on conn. */
+/* A request from an NCS: answer it on conn. Takes m (frees it). */
 void		 dispatch_request(struct gw *, struct conn *, struct ncs *,
-		    const struct mos_msg *);
+		    struct mos_msg *m);
 /* Reply on conn to a request (records history). 0 or -1. */
 int		 dispatch_reply(struct conn *, struct mos_msg *,
     const char *outcome);
@@ -648,6 +765,27 @@ void	 profile1_req_all(struct gw *, struct conn *, struct ncs *,
 	    const struct mos_msg *);
 /* Stop a running mosReqAll answer for that NCS. */
 void	 profile1_req_all_stop(struct ncs *);
+
+/* ------------------------------------------------------------------------ */
+/* profile2.c: running orders from the NCS (Profiles 2, 4, mosItemReplace). */
+
+struct ro_pending;
+TAILQ_HEAD(ro_pending_list, ro_pending);
+
+/* The types profile2_request answers. */
+bool	 profile2_handles(enum mos_type);
+/* Store or read on the bookkeeping thread, then answer. Takes m. */
+void	 profile2_request(struct gw *, struct conn *, struct ncs *,
+	    struct mos_msg *m);
+/* roReq a running order on our upper link and rebuild it from roList. */
+void	 profile2_resync(struct ncs *, const char *ro_id);
+/* A copy that owns all its strings (NULL on failure). */
+struct mos_msg *profile2_copy(const struct mos_msg *);
+
+/* ------------------------------------------------------------------------ */
+/* profile4.c: roReqAll on our upper link when it comes up. */
+
+void	 profile4_link_up(struct ncs *);
 
 /* ------------------------------------------------------------------------ */
 /* link.c: our own outbound connection to one NCS target and port. */
@@ -752,6 +890,7 @@ struct ncs {
 	struct link_msg_list	 q[2];		/* for the active link */
 	struct publisher	*pub;
 	struct reqall		*reqall;
+	struct ro_pending_list	 ro_pending;	/* our roReqs in flight */
 	struct event		*tick_ev;
 	TAILQ_ENTRY(ncs)	 entry;
 };

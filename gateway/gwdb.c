@@ -48,8 +48,35 @@ static const char *const gwdb_schema_v1 =
 	" xml TEXT NOT NULL);"
 	"CREATE INDEX history_t ON history(t_ms);";
 
+/*
+ * Version 2: running orders. A running order is keyed by (ncs, ro_id); its
+ * stories and items refer to its row id and carry their position in play
+ * order; head and xml hold each level's fields as XML.
+ */
+static const char *const gwdb_schema_v2 =
+	"CREATE TABLE ro("
+	" id INTEGER PRIMARY KEY, ncs TEXT NOT NULL, ro_id TEXT NOT NULL,"
+	" slug TEXT, head TEXT NOT NULL, air TEXT,"
+	" confirmed INTEGER NOT NULL DEFAULT 1,"
+	" created INTEGER NOT NULL, changed INTEGER NOT NULL,"
+	" UNIQUE(ncs, ro_id));"
+	"CREATE TABLE ro_story("
+	" ro INTEGER NOT NULL, story_id TEXT NOT NULL, pos INTEGER NOT NULL,"
+	" slug TEXT, head TEXT NOT NULL, body TEXT,"
+	" PRIMARY KEY(ro, story_id)) WITHOUT ROWID;"
+	"CREATE INDEX ro_story_pos ON ro_story(ro, pos);"
+	"CREATE TABLE ro_item("
+	" ro INTEGER NOT NULL, story_id TEXT NOT NULL, item_id TEXT NOT NULL,"
+	" pos INTEGER NOT NULL, obj_id TEXT NOT NULL, mos_id TEXT,"
+	" slug TEXT, channel TEXT, ed_start INTEGER, ed_dur INTEGER,"
+	" user_dur INTEGER, xml TEXT NOT NULL,"
+	" PRIMARY KEY(ro, story_id, item_id)) WITHOUT ROWID;"
+	"CREATE INDEX ro_item_pos ON ro_item(ro, story_id, pos);"
+	"CREATE INDEX ro_item_obj ON ro_item(obj_id);";
+
 /* Migrations: entry i takes the schema from version i to i + 1. */
-static const char *const *const gwdb_migrations[] = { &gwdb_schema_v1 };
+static const char *const *const gwdb_migrations[] = { &gwdb_schema_v1,
+	&gwdb_schema_v2 };
 
 #define ASSET_COLS \
 	"obj_id, slug, type, tb, dur, rev, air, status, abstract," \
@@ -110,6 +137,59 @@ static const char *const gwdb_sql[ST__COUNT] = {
 	[ST_META_GET] = "SELECT value FROM gw_meta WHERE key = ?1",
 	[ST_META_PUT] = "INSERT INTO gw_meta(key, value) VALUES(?1, ?2)"
 	    " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+	[ST_RO_FIND] = "SELECT id FROM ro WHERE ncs = ?1 AND ro_id = ?2",
+	[ST_RO_INSERT] = "INSERT INTO ro(ncs, ro_id, slug, head, confirmed,"
+	    " created, changed) VALUES(?1, ?2, ?3, ?4, 1, ?5, ?5)"
+	    " RETURNING id",
+	[ST_RO_HEAD] = "UPDATE ro SET slug = ?3, head = ?4, changed = ?5,"
+	    " confirmed = 1 WHERE ncs = ?1 AND ro_id = ?2 RETURNING id",
+	[ST_RO_AIR] = "UPDATE ro SET air = ?2, changed = ?3 WHERE id = ?1",
+	[ST_RO_TOUCH] = "UPDATE ro SET changed = ?2 WHERE id = ?1",
+	[ST_RO_DELETE] = "DELETE FROM ro WHERE id = ?1",
+	[ST_RO_STORIES_DEL] = "DELETE FROM ro_story WHERE ro = ?1",
+	[ST_RO_ITEMS_DEL] = "DELETE FROM ro_item WHERE ro = ?1",
+	[ST_RO_STORY_HAS] = "SELECT 1 FROM ro_story"
+	    " WHERE ro = ?1 AND story_id = ?2",
+	[ST_RO_STORY_IDS] = "SELECT story_id FROM ro_story WHERE ro = ?1"
+	    " ORDER BY pos",
+	[ST_RO_STORY_ADD] = "INSERT INTO ro_story(ro, story_id, pos, slug,"
+	    " head) VALUES(?1, ?2, ?3, ?4, ?5)",
+	[ST_RO_STORY_DEL] = "DELETE FROM ro_story"
+	    " WHERE ro = ?1 AND story_id = ?2",
+	[ST_RO_STORY_ITEMS_DEL] = "DELETE FROM ro_item"
+	    " WHERE ro = ?1 AND story_id = ?2",
+	[ST_RO_STORY_POS] = "UPDATE ro_story SET pos = ?3"
+	    " WHERE ro = ?1 AND story_id = ?2",
+	[ST_RO_STORY_BODY] = "UPDATE ro_story SET body = ?3"
+	    " WHERE ro = ?1 AND story_id = ?2 RETURNING 1",
+	[ST_RO_ITEM_IDS] = "SELECT item_id FROM ro_item"
+	    " WHERE ro = ?1 AND story_id = ?2 ORDER BY pos",
+	[ST_RO_ITEM_ADD] = "INSERT INTO ro_item(ro, story_id, item_id, pos,"
+	    " obj_id, mos_id, slug, channel, ed_start, ed_dur, user_dur, xml)"
+	    " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+	[ST_RO_ITEM_DEL] = "DELETE FROM ro_item"
+	    " WHERE ro = ?1 AND story_id = ?2 AND item_id = ?3",
+	[ST_RO_ITEM_POS] = "UPDATE ro_item SET pos = ?4"
+	    " WHERE ro = ?1 AND story_id = ?2 AND item_id = ?3",
+	[ST_RO_ASSET_AIR] = "SELECT air, deleted FROM assets"
+	    " WHERE obj_id = ?1",
+	[ST_RO_GET] = "SELECT id, head, air, confirmed, changed FROM ro"
+	    " WHERE ncs = ?1 AND ro_id = ?2",
+	[ST_RO_STORIES] = "SELECT story_id, head FROM ro_story WHERE ro = ?1"
+	    " ORDER BY pos",
+	[ST_RO_STORY_ITEMS] = "SELECT xml FROM ro_item"
+	    " WHERE ro = ?1 AND story_id = ?2 ORDER BY pos",
+	[ST_RO_LIST] = "SELECT ncs, ro_id, slug, head, air, confirmed,"
+	    " changed,"
+	    " (SELECT count(*) FROM ro_story s WHERE s.ro = r.id),"
+	    " (SELECT count(*) FROM ro_item i WHERE i.ro = r.id)"
+	    " FROM ro r WHERE ?1 IS NULL OR ncs = ?1 ORDER BY ncs, ro_id",
+	[ST_RO_CONFIRM] = "UPDATE ro SET confirmed = ?3"
+	    " WHERE ncs = ?1 AND (?2 IS NULL OR ro_id = ?2)",
+	[ST_RO_USAGE] = "SELECT r.ncs, r.ro_id, i.story_id, i.item_id,"
+	    " i.slug, i.channel FROM ro_item i JOIN ro r ON r.id = i.ro"
+	    " JOIN ro_story s ON s.ro = i.ro AND s.story_id = i.story_id"
+	    " WHERE i.obj_id = ?1 ORDER BY r.ncs, r.ro_id, s.pos, i.pos",
 };
 
 /* A SQLite result code as a queue_rc. */

@@ -538,6 +538,7 @@ link_is_reply(struct link *l, const struct mos_msg *m)
 		break;
 	case MOS_T_LIST_MACH_INFO:
 	case MOS_T_RO_LIST_ALL:
+	case MOS_T_RO_LIST:
 		type_ok = !l->inflight_hb;
 		break;
 	default:
@@ -629,8 +630,10 @@ link_frame_cb(void *arg, struct conn *c, const struct mos_frame *f)
 		    log_q(m->type_name),
 		    m->has_message_id ? (int)m->message_id : 0,
 		    l->inflight != NULL ? (int)l->inflight->message_id : 0);
-	else
+	else {
 		dispatch_request(n->gw, c, n, m);
+		return;
+	}
 	mos_msg_free(m);
 }
 

@@ -85,6 +85,7 @@ ncs_new(struct gw *gw, const struct ncs_conf *conf)
 		msgid_set_worker(n->mid[p], gw->dbw, ncs_msgid_ready, n);
 	TAILQ_INIT(&n->q[0]);
 	TAILQ_INIT(&n->q[1]);
+	TAILQ_INIT(&n->ro_pending);
 	for (t = 0; t < (ncs_has_buddy(n) ? 2 : 1); t++) {
 		for (p = 0; p < 2; p++)
 			n->link[t][p] = link_new(n, t, p == 0 ? GW_PORT_LOWER :
@@ -225,6 +226,9 @@ ncs_link_changed(struct ncs *n, struct link *l)
 		else
 			publisher_link_down(n->pub);
 	}
+	if (l->port == GW_PORT_UPPER && l->target == n->active &&
+	    l->state == LINK_UP && !n->gw->stopping)
+		profile4_link_up(n);
 	if (!ncs_has_buddy(n) || l->port != GW_PORT_LOWER || n->gw->stopping)
 		return;
 	act = n->link[n->active][0];

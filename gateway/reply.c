@@ -137,7 +137,7 @@ reply_list_mach_info(const struct gw_config *cfg, const char *ncs_id,
 	l->op_time.flags = MOS_TIME_SET | MOS_TIME_FRAC | MOS_TIME_ZONE;
 	l->mos_rev = MOSGW_MOS_REV;
 	for (i = 0; i < 8; i++)
-		l->profiles[i] = i <= 1 ? 1 : 0;
+		l->profiles[i] = i <= 2 || i == 4 ? 1 : 0;
 	l->device_type = "MOS";
 	return m;
 }

@@ -155,7 +155,6 @@ session_frame_cb(void *arg, struct conn *c, const struct mos_frame *f)
 		conn_set_idle(c, gw_idle_ms(s->gw, ncs, s->port));
 	}
 	dispatch_request(s->gw, c, ncs, m);
-	mos_msg_free(m);
 }
 
 /* The connection ended or failed. */

@@ -4,9 +4,10 @@ $(BIN)/mosmsg: $(OBJ)/tools/mosmsg.o $(LIB_MOSJSON) $(LIB_MOSXML)
 	$(call link,$(LIBS_JSON) $(LIBS_XML))
 PROGS += $(BIN)/mosmsg
 
-# mosctl: one file per noun; `asset` uses the gateway's catalog code.
+# mosctl: one file per noun; `asset` and `ro` use the gateway's code.
 MOSCTL_OBJS = $(OBJ)/tools/mosctl.o $(OBJ)/tools/mosctl_job.o \
-              $(OBJ)/tools/mosctl_asset.o $(OBJ)/tools/mosctl_history.o
+              $(OBJ)/tools/mosctl_asset.o $(OBJ)/tools/mosctl_history.o \
+              $(OBJ)/tools/mosctl_ro.o
 $(BIN)/mosctl: $(MOSCTL_OBJS) $(LIB_GWCORE) $(LIB_QUEUE) $(LIB_MOSXML)
 	$(call link,$(LIBS_GATEWAY))
 PROGS += $(BIN)/mosctl

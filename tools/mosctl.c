@@ -13,6 +13,7 @@ usage(FILE *f)
 	mosctl_job_usage(f);
 	mosctl_asset_usage(f);
 	mosctl_history_usage(f);
+	mosctl_ro_usage(f);
 	fprintf(f, "\nexit status: 0 ok, 1 operation failed, 64 usage, 74 database error\n");
 }
 
@@ -94,6 +95,8 @@ main(int argc, char **argv)
 		return mosctl_asset(&ctl, argc - 1, argv + 1);
 	if (strcmp(argv[0], "history") == 0)
 		return mosctl_history(&ctl, argc - 1, argv + 1);
+	if (strcmp(argv[0], "ro") == 0)
+		return mosctl_ro(&ctl, argc - 1, argv + 1);
 	fprintf(stderr, "mosctl: unknown command '%s'\n", argv[0]);
 	usage(stderr);
 	return MOSCTL_EXIT_USAGE;

@@ -48,4 +48,9 @@ void	mosctl_asset_usage(FILE *);
 int	mosctl_history(struct mosctl *, int argc, char **argv);
 void	mosctl_history_usage(FILE *);
 
+/* tools/mosctl_ro.c */
+int	mosctl_ro(struct mosctl *, int argc, char **argv);
+void	mosctl_ro_usage(FILE *);
+int	mosctl_ro_asset_usage(struct mosctl *, int argc, char **argv);
+
 #endif /* MOSCTL_H */

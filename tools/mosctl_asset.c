@@ -29,6 +29,8 @@ mosctl_asset_usage(FILE *f)
 	    "            [--meta-schema URL --meta-payload XML [--meta-scope "
 	    "OBJECT]]...\n            [--by USER]\n"
 	    "  asset delete OBJID [--by USER]\n"
+	    "  asset usage OBJID   (the running orders, stories and items "
+	    "using it)\n"
 	    "  asset ls [--all] [--after OBJID] [--limit N]\n"
 	    "  asset show OBJID\n");
 }
@@ -543,6 +545,7 @@ mosctl_asset(struct mosctl *ctl, int argc, char **argv)
 		{ "delete", asset_delete },
 		{ "ls", asset_ls },
 		{ "show", asset_show },
+		{ "usage", mosctl_ro_asset_usage },
 		{ NULL, NULL },
 	};
 

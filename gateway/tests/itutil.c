@@ -1,4 +1,5 @@
 /* itutil: setup and teardown shared by the integration suites (itutil.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,4 +51,30 @@ itutil_teardown(void **state)
 		gwrig_dump(r, "SIGTERM exit status", __FILE__, __LINE__);
 	gwrig_free(r);
 	return st == 0 ? 0 : -1;
+}
+
+/* An envelope in UTF-8 text around body, with that pair and messageID. */
+char *
+itutil_frame_text(const char *mos_id, const char *ncs_id, int id,
+    const char *body)
+{
+	char	*s;
+
+	if (asprintf(&s, "<mos><mosID>%s</mosID><ncsID>%s</ncsID>"
+	    "<messageID>%d</messageID>%s</mos>", mos_id, ncs_id, id, body) == -1)
+		abort();
+	return s;
+}
+
+/* Send UTF-8 text on conn, wait for the reply with messageID id. */
+const struct ncspeer_frame *
+itutil_send_text(struct gwrig *r, int conn, int id, const char *text,
+    int timeout_ms)
+{
+	struct ncspeer_match	mt = { .conn = conn, .message_id = id };
+
+	mt.from = ncspeer_nframes(r->ncs);
+	if (ncspeer_send_xml(r->ncs, conn, text) != 0)
+		return NULL;
+	return ncspeer_wait(r->ncs, &mt, timeout_ms);
 }

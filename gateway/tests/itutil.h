@@ -20,4 +20,14 @@ int	itutil_setup(void **state);
 /* Stop the gateway (it must exit 0 on SIGTERM) and the peer. 0, or -1. */
 int	itutil_teardown(void **state);
 
+/* "<mos>" with that pair and messageID around body (UTF-8, malloc'd). */
+char	*itutil_frame_text(const char *mos_id, const char *ncs_id, int id,
+	    const char *body);
+/*
+ * Send UTF-8 text on conn and wait (timeout_ms) for the frame with that
+ * messageID. NULL on timeout.
+ */
+const struct ncspeer_frame *itutil_send_text(struct gwrig *, int conn,
+	    int id, const char *text, int timeout_ms);
+
 #endif /* ITUTIL_H */

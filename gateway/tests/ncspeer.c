@@ -76,6 +76,8 @@ struct ncspeer {
 	size_t			 ndelayed;
 
 	struct ncspeer_policy	 pol;
+	struct mos_msg		**ros;		/* running orders we hold */
+	size_t			 nros;
 	char			*nack_text;
 	int			 nacked;
 	int32_t			 next_id;
@@ -479,6 +481,71 @@ ncspeer_answer_obj(struct ncspeer *p, struct ncspeer_conn *c,
 	    p->pol.ack_delay_ms : 0);
 }
 
+/* A running order we hold, or NULL (mtx held). */
+static const struct mos_msg *
+ncspeer_ro_find(struct ncspeer *p, const char *ro_id)
+{
+	size_t	i;
+
+	for (i = 0; ro_id != NULL && i < p->nros; i++)
+		if (strcmp(p->ros[i]->u.ro_create.ro_id, ro_id) == 0)
+			return p->ros[i];
+	return NULL;
+}
+
+/* roReq, roReqAll, roElementStat from the gateway (mtx held). */
+static void
+ncspeer_answer_ro(struct ncspeer *p, struct ncspeer_conn *c,
+    const struct mos_msg *req)
+{
+	const struct mos_msg	*ro;
+	struct mos_msg		*m;
+	struct mos_ro		*v;
+	size_t			 i;
+
+	if (req->type == MOS_T_RO_REQ &&
+	    (ro = ncspeer_ro_find(p, req->u.ro_req.ro_id)) != NULL) {
+		m = ncspeer_reply_msg(req, MOS_T_RO_LIST);
+		m->u.ro_list = ro->u.ro_create;
+	} else if (req->type == MOS_T_RO_REQ_ALL && !p->pol.ro_req_all_nack) {
+		m = ncspeer_reply_msg(req, MOS_T_RO_LIST_ALL);
+		if (p->nros > 0 && (v = mos_msg_calloc(m, p->nros,
+		    sizeof *v)) == NULL)
+			abort();
+		for (i = 0; i < p->nros; i++) {
+			v[i] = p->ros[i]->u.ro_create;
+			v[i].story.n = 0;
+			v[i].macro_in = v[i].macro_out = NULL;
+		}
+		m->u.ro_list_all.ro.v = p->nros > 0 ? v : NULL;
+		m->u.ro_list_all.ro.n = p->nros;
+	} else {
+		m = ncspeer_reply_msg(req, MOS_T_RO_ACK);
+		if (req->type == MOS_T_RO_REQ)
+			m->u.ro_ack.ro_id = mos_msg_strdup(m,
+			    req->u.ro_req.ro_id);
+		else if (req->type == MOS_T_RO_ELEMENT_STAT)
+			m->u.ro_ack.ro_id = mos_msg_strdup(m,
+			    req->u.ro_element_stat.ro_id);
+		else
+			m->u.ro_ack.ro_id = "";
+		m->u.ro_ack.ro_status = req->type == MOS_T_RO_ELEMENT_STAT ?
+		    "OK" : req->type == MOS_T_RO_REQ ? "RO not found" :
+		    "roReqAll refused by ncspeer";
+	}
+	ncspeer_reply(p, c, m, 0);
+}
+
+/* Hold a running order (a roCreate; taken): roReq and roReqAll see it. */
+void
+ncspeer_hold_ro(struct ncspeer *p, struct mos_msg *ro)
+{
+	pthread_mutex_lock(&p->mtx);
+	p->ros = ncspeer_xrealloc(p->ros, p->nros + 1, sizeof *p->ros);
+	p->ros[p->nros++] = ro;
+	pthread_mutex_unlock(&p->mtx);
+}
+
 /* Answer what the gateway sent on a connection it opened (mtx held). */
 static void
 ncspeer_answer(struct ncspeer *p, struct ncspeer_conn *c,
@@ -502,6 +569,11 @@ ncspeer_answer(struct ncspeer *p, struct ncspeer_conn *c,
 	case MOS_T_MOS_OBJ:
 	case MOS_T_MOS_LIST_ALL:
 		ncspeer_answer_obj(p, c, req);
+		break;
+	case MOS_T_RO_REQ:
+	case MOS_T_RO_REQ_ALL:
+	case MOS_T_RO_ELEMENT_STAT:
+		ncspeer_answer_ro(p, c, req);
 		break;
 	default:
 		break;
@@ -869,6 +941,9 @@ ncspeer_free(struct ncspeer *p)
 	}
 	pthread_cond_destroy(&p->cv);
 	pthread_mutex_destroy(&p->mtx);
+	for (i = 0; i < p->nros; i++)
+		mos_msg_free(p->ros[i]);
+	free(p->ros);
 	free(p->nack_text);
 	free(p->mos_id);
 	free(p->ncs_id);

@@ -61,6 +61,8 @@ struct ncspeer_policy {
 	bool		 ack_empty_mos_id;
 	/* bytes per send(); 0 = whole frame */
 	size_t		 write_chunk;
+	/* roAck instead of roListAll to roReqAll */
+	bool		 ro_req_all_nack;
 	int		 chunk_pause_us;	/* sleep between chunks */
 };
 
@@ -139,6 +141,13 @@ void		 ncspeer_down(struct ncspeer *, bool rst);
 /* The NCS comes back on the same ports (listening on the held sockets). */
 int		 ncspeer_up(struct ncspeer *);
 void		 ncspeer_stats(struct ncspeer *, struct ncspeer_stats *);
+
+/*
+ * Hold a running order (a roCreate model, taken; freed with the peer):
+ * roReq answers it with roList, roReqAll lists it. Without it roReq gets
+ * roAck "RO not found" and roReqAll an empty roListAll.
+ */
+void		 ncspeer_hold_ro(struct ncspeer *, struct mos_msg *);
 
 /* Dial the gateway's port on 127.0.0.1. Returns the connection number or -1. */
 int		 ncspeer_dial(struct ncspeer *, enum ncspeer_port,
