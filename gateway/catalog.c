@@ -530,6 +530,7 @@ catalog_put(struct gwdb *g, const struct catalog_asset *a, int *rev,
 {
 	sqlite3_stmt	*st;
 	int64_t		 now;
+	bool		 ready_changed = true;
 	int		 rc, r = 0;
 
 	if ((rc = catalog_validate(a, err)) != QUEUE_OK)
@@ -540,6 +541,17 @@ catalog_put(struct gwdb *g, const struct catalog_asset *a, int *rev,
 		return rc;
 	}
 	now = queue_now(g->q);
+	/* readiness before: no row, a tombstone, or its objAir */
+	st = gwdb_stmt(g, ST_RO_ASSET_AIR);
+	sqlite3_bind_text(st, 1, a->obj_id, -1, SQLITE_STATIC);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		ready_changed = sqlite3_column_int(st, 1) != 0 ||
+		    strcmp((const char *)sqlite3_column_text(st, 0),
+		    a->air) != 0;
+	sqlite3_reset(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return catalog_abort(g, gwdb_rc(rc), "catalog read", false,
+		    err);
 	st = gwdb_stmt(g, ST_ASSET_UPSERT);
 	sqlite3_bind_text(st, 1, a->obj_id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, a->slug, -1, SQLITE_STATIC);
@@ -565,6 +577,9 @@ catalog_put(struct gwdb *g, const struct catalog_asset *a, int *rev,
 	if ((rc = catalog_enqueue(g, a->obj_id, njobs)) != QUEUE_OK)
 		return catalog_abort(g, rc, "enqueue of the deliveries", true,
 		    err);
+	if (ready_changed && (rc = rostat_enqueue(g, a->obj_id)) != QUEUE_OK)
+		return catalog_abort(g, rc, "enqueue of the item statuses",
+		    true, err);
 	if ((rc = queue_tx_commit(g->q)) != QUEUE_OK) {
 		if (err != NULL)
 			xasprintf(err, "commit: %s", queue_strerror(rc));
@@ -611,6 +626,9 @@ catalog_delete(struct gwdb *g, const char *obj_id, const char *by, int *rev,
 	if ((rc = catalog_enqueue(g, obj_id, njobs)) != QUEUE_OK)
 		return catalog_abort(g, rc, "enqueue of the deliveries", true,
 		    err);
+	if ((rc = rostat_enqueue(g, obj_id)) != QUEUE_OK)
+		return catalog_abort(g, rc, "enqueue of the item statuses",
+		    true, err);
 	if ((rc = queue_tx_commit(g->q)) != QUEUE_OK) {
 		xasprintf(err, "commit: %s", queue_strerror(rc));
 		return rc;

@@ -165,6 +165,8 @@ static const struct cfg_key cfg_keys[] = {
 	{ SECT_NCS, "publish", CT_BOOL, N(publish), "true", 0, 0, 0, NULL },
 	{ SECT_NCS, "max_attempts", CT_INT, N(max_attempts), "10", 0, 1, 1000,
 	    NULL },
+	{ SECT_NCS, "ro_element_stat", CT_STR, N(ro_element_stat),
+	    "READY,NOT READY", 0, 0, 128, NULL },
 };
 
 static const char *const sect_names[] =
@@ -641,6 +643,51 @@ cfg_global_line(struct cfg_parse *p, enum cfg_sect sect, const char *key)
 	return line != 0 ? line : p->sect_line[sect];
 }
 
+/*
+ * Walk a ro_element_stat list ("READY,NOT READY"): 0 when every entry is a
+ * status we send; *found (may be NULL) says whether want is one of them.
+ */
+static int
+cfg_ro_statuses(const char *list, const char *want, bool *found)
+{
+	static const char *const known[] = { "READY", "NOT READY" };
+	const char	*p = list, *e;
+	size_t		 len, i;
+
+	if (found != NULL)
+		*found = false;
+	while (*p != '\0') {
+		while (*p == ' ' || *p == ',')
+			p++;
+		if (*p == '\0')
+			break;
+		e = strchr(p, ',');
+		len = e != NULL ? (size_t)(e - p) : strlen(p);
+		while (len > 0 && p[len - 1] == ' ')
+			len--;
+		for (i = 0; i < nitems(known); i++)
+			if (strlen(known[i]) == len &&
+			    strncmp(known[i], p, len) == 0)
+				break;
+		if (i == nitems(known))
+			return -1;
+		if (found != NULL && want != NULL && strcmp(known[i], want) == 0)
+			*found = true;
+		p += len;
+	}
+	return 0;
+}
+
+/* Does the NCS accept roElementStat with this status? */
+bool
+config_ro_status_on(const struct ncs_conf *n, const char *status)
+{
+	bool	found;
+
+	return cfg_ro_statuses(n->ro_element_stat, status, &found) == 0 &&
+	    found;
+}
+
 /* Cross-checks of one NCS section. */
 static void
 cfg_check_ncs(struct cfg_parse *p, struct ncs_conf *n)
@@ -669,6 +716,10 @@ cfg_check_ncs(struct cfg_parse *p, struct ncs_conf *n)
 		cfg_error(p, cfg_ncs_line(n, n->hot_standby ? "hot_standby" :
 		    "buddy_ncs_id"), "[ncs.%s]: %s needs buddy_host", n->name,
 		    n->hot_standby ? "hot_standby" : "buddy_ncs_id");
+	if (cfg_ro_statuses(n->ro_element_stat, NULL, NULL) != 0)
+		cfg_error(p, cfg_ncs_line(n, "ro_element_stat"), "[ncs.%s]: "
+		    "ro_element_stat takes READY and NOT READY separated by "
+		    "commas, or nothing", n->name);
 	for (i = 0; &cfg->ncs[i] != n; i++) {
 		if (strcmp(cfg->ncs[i].ncs_id, n->ncs_id) == 0 ||
 		    strcmp(cfg->ncs[i].ncs_id, n->buddy_ncs_id) == 0 ||

@@ -150,6 +150,7 @@ struct ncs_conf {
 	bool		 hot_standby;
 	bool		 publish;
 	int		 max_attempts;
+	char		*ro_element_stat;	/* statuses it accepts */
 	int		 line;		/* of the section header */
 	int		*lines;		/* per key: where it was set, 0 =
 	    default */
@@ -211,6 +212,8 @@ const struct ncs_conf *config_find_ncs(const struct gw_config *,
 bool	 config_ncs_equal(const struct ncs_conf *, const struct ncs_conf *);
 struct ncs_conf *config_ncs_dup(const struct ncs_conf *);
 void	 config_ncs_free(struct ncs_conf *);
+/* Does the NCS accept roElementStat with this status (ro_element_stat)? */
+bool	 config_ro_status_on(const struct ncs_conf *, const char *status);
 /* Print every key with its default, as documentation (mosgw -D). */
 void	 config_print_defaults(FILE *);
 
@@ -265,6 +268,8 @@ enum gwdb_stmt {
 	ST_RO_LIST,
 	ST_RO_CONFIRM,
 	ST_RO_USAGE,
+	ST_RO_STAT_NCS,
+	ST_RO_STAT_ITEMS,
 	ST__COUNT
 };
 
@@ -488,6 +493,24 @@ int	 rostore_confirm(struct gwdb *, const char *ncs,
 int	 rostore_usage(struct gwdb *, const char *obj_id,
 	    struct rostore_use **, size_t *);
 void	 rostore_uses_free(struct rostore_use *, size_t);
+
+/* ------------------------------------------------------------------------ */
+/* rostat.c: roElementStat to the NCS when an asset's readiness changes. */
+
+#define ROSTAT_LANE_PREFIX	"rostat:"
+#define ROSTAT_KIND		"rostat"
+
+struct rostat;
+
+/*
+ * In the catalog's transaction: one job per enabled NCS whose running
+ * orders reference obj_id (coalesced per object and NCS).
+ */
+int		 rostat_enqueue(struct gwdb *, const char *obj_id);
+struct rostat	*rostat_new(struct ncs *);
+void		 rostat_free(struct rostat *);
+/* Claim and deliver the next job when the upper link is up. */
+void		 rostat_pump(struct rostat *);
 
 /* ------------------------------------------------------------------------ */
 /* msgid.c: our messageIDs per NCS and port, reserved in blocks. */
@@ -891,6 +914,7 @@ struct ncs {
 	struct publisher	*pub;
 	struct reqall		*reqall;
 	struct ro_pending_list	 ro_pending;	/* our roReqs in flight */
+	struct rostat		*rostat;	/* roElementStat deliveries */
 	struct event		*tick_ev;
 	TAILQ_ENTRY(ncs)	 entry;
 };

@@ -190,6 +190,16 @@ static const char *const gwdb_sql[ST__COUNT] = {
 	    " i.slug, i.channel FROM ro_item i JOIN ro r ON r.id = i.ro"
 	    " JOIN ro_story s ON s.ro = i.ro AND s.story_id = i.story_id"
 	    " WHERE i.obj_id = ?1 ORDER BY r.ncs, r.ro_id, s.pos, i.pos",
+	[ST_RO_STAT_NCS] = "SELECT DISTINCT r.ncs, n.max_attempts"
+	    " FROM ro_item i JOIN ro r ON r.id = i.ro"
+	    " JOIN ncs n ON n.name = r.ncs"
+	    " WHERE i.obj_id = ?1 AND n.enabled = 1 ORDER BY r.ncs",
+	[ST_RO_STAT_ITEMS] = "SELECT r.ro_id, i.story_id, i.item_id,"
+	    " i.channel FROM ro_item i JOIN ro r ON r.id = i.ro"
+	    " JOIN ro_story s ON s.ro = i.ro AND s.story_id = i.story_id"
+	    " WHERE i.obj_id = ?1 AND r.ncs = ?2"
+	    " AND (i.mos_id IS NULL OR i.mos_id = '' OR i.mos_id = ?3)"
+	    " ORDER BY r.ro_id, s.pos, i.pos",
 };
 
 /* A SQLite result code as a queue_rc. */

@@ -92,6 +92,7 @@ ncs_new(struct gw *gw, const struct ncs_conf *conf)
 			    GW_PORT_UPPER);
 	}
 	n->pub = publisher_new(n);
+	n->rostat = rostat_new(n);
 	n->tick_ev = event_new(gw->base, -1, EV_PERSIST, ncs_tick_cb, n);
 	if (n->tick_ev == NULL)
 		fatalx("event_new failed");
@@ -150,6 +151,7 @@ ncs_free(struct ncs *n)
 			link_free(n->link[t][p]);
 	}
 	ncs_cancel_all(n);
+	rostat_free(n->rostat);
 	publisher_free(n->pub);
 	msgid_free(n->mid[0]);
 	msgid_free(n->mid[1]);
@@ -227,8 +229,10 @@ ncs_link_changed(struct ncs *n, struct link *l)
 			publisher_link_down(n->pub);
 	}
 	if (l->port == GW_PORT_UPPER && l->target == n->active &&
-	    l->state == LINK_UP && !n->gw->stopping)
+	    l->state == LINK_UP && !n->gw->stopping) {
 		profile4_link_up(n);
+		rostat_pump(n->rostat);
+	}
 	if (!ncs_has_buddy(n) || l->port != GW_PORT_LOWER || n->gw->stopping)
 		return;
 	act = n->link[n->active][0];

@@ -12,13 +12,16 @@
  * Steps: wait until the library says the primary is connected (heartbeats
  * answered), ask reqMachInfo, print {"event":"ready"}, then acknowledge every
  * mosObj the gateway publishes until --expect objects have arrived, then
- * send mosReqAll (pause 0) and wait for the mosListAll. Every step prints one
+ * send mosReqAll (pause 0) and wait for the mosListAll. With --ro 1 it then
+ * works a running order: roCreate, every roElementAction (insert, replace,
+ * move, delete, swap of stories and of items), roStorySend, roReq (the
+ * order printed as "S1[I1,I2] S2[]") and roReqAll. Every step prints one
  * JSON object per line on stdout; the last line is {"event":"done","ok":...}.
  * The exit status is 0 when every step succeeded.
  *
  * Usage: node ncs.js --mos-id ID --ncs-id ID --gw-lower P --gw-upper P
  *        --gw-query P --lower P --upper P --query P [--expect N] [--timeout S]
- *        [--pause-req-all S]
+ *        [--pause-req-all S] [--ro 1]
  */
 'use strict';
 
@@ -46,6 +49,66 @@ async function until(cond, deadline, what) {
 	}
 }
 
+/* A running order as "S1[I1,I2] S2[]". */
+function roOrder(ro) {
+	return (ro.Stories || []).map((s) => `${str(s.ID)}[` +
+	    (s.Items || []).map((i) => str(i.ID)).join(',') + ']').join(' ');
+}
+
+/* The roAck of a running-order step: its roStatus and item statuses. */
+function roAckRecord(step, ack) {
+	const items = [];
+
+	for (const s of ack.Stories || []) {
+		for (const i of s.Items || []) {
+			for (const o of i.Objects || [])
+				items.push(`${str(s.ID)}/${str(i.ID)}/${str(o.ID)}=${String(o.Status)}`);
+		}
+	}
+	return { event: 'roAck', step, roID: str(ack.ID), status: str(ack.Status), items };
+}
+
+/* Work a running order through every Profile 2 and 4 message we send. */
+async function runningOrders(dev, mosID) {
+	const s128 = (v) => types.mosString128.create(v);
+	const item = (id, obj) => ({
+		ID: s128(id), Slug: s128(`item ${id}`), ObjectID: s128(obj),
+		MOSID: mosID, Channel: s128('A')
+	});
+	const story = (id, items) => ({ ID: s128(id), Slug: s128(`story ${id}`), Items: items });
+	const RO = 'SOFIE-RO';
+	const sa = (st) => ({ RunningOrderID: s128(RO), StoryID: s128(st) });
+	const ia = (st, it) => ({ RunningOrderID: s128(RO), StoryID: s128(st), ItemID: s128(it) });
+	const steps = [
+		['roCreate', () => dev.sendCreateRunningOrder({
+			ID: s128(RO), Slug: s128('Sofie running order'),
+			Stories: [story('S1', [item('I1', 'SOFIE-1'), item('I2', 'NOPE')]),
+			    story('S2', [item('I4', 'SOFIE-2')])]
+		})],
+		['insertStories', () => dev.sendROInsertStories(sa('S2'), [story('S3', [])])],
+		['insertItems', () => dev.sendROInsertItems(ia('S1', 'I2'), [item('I3', 'SOFIE-3')])],
+		['replaceStories', () => dev.sendROReplaceStories(sa('S3'), [story('S5', [item('I9', 'SOFIE-4')])])],
+		['replaceItems', () => dev.sendROReplaceItems(ia('S1', 'I3'), [item('I6', 'SOFIE-5')])],
+		['moveStories', () => dev.sendROMoveStories(sa('S1'), [s128('S2')])],
+		['moveItems', () => dev.sendROMoveItems(ia('S1', 'I1'), [s128('I2')])],
+		['swapStories', () => dev.sendROSwapStories({ RunningOrderID: s128(RO) }, s128('S5'), s128('S1'))],
+		['swapItems', () => dev.sendROSwapItems(sa('S1'), s128('I2'), s128('I6'))],
+		['deleteItems', () => dev.sendRODeleteItems(sa('S1'), [s128('I1')])],
+		['deleteStories', () => dev.sendRODeleteStories({ RunningOrderID: s128(RO) }, [s128('S5')])],
+		['storySend', () => dev.sendRunningOrderStory({
+			ID: s128('S1'), RunningOrderId: s128(RO), Slug: s128('story S1'),
+			Body: [{ Type: 'p', Content: 'Words for the presenter.' }]
+		})]
+	];
+
+	for (const [name, fn] of steps)
+		emit(roAckRecord(name, await fn()));
+	const ro = await dev.sendRequestRunningOrder(s128(RO));
+	emit({ event: 'roList', roID: str(ro.ID), slug: str(ro.Slug), order: roOrder(ro) });
+	const all = await dev.sendRequestAllRunningOrders();
+	emit({ event: 'roListAll', roIDs: all.map((r) => str(r.ID)) });
+}
+
 function objectRecord(o) {
 	return {
 		objID: str(o.ID),
@@ -69,7 +132,7 @@ async function main() {
 	const conn = new MosConnection({
 		mosID: a['mos-id'],
 		acceptsConnections: true,
-		profiles: { 0: true, 1: true },
+		profiles: { 0: true, 1: true, 2: a.ro === '1', 4: a.ro === '1' },
 		ports: {
 			lower: Number(a.lower),
 			upper: Number(a.upper),
@@ -156,6 +219,9 @@ async function main() {
 	emit({ event: 'reqAllAck', status: String(ack.Status) });
 	await until(() => listed.length > 0, deadline, 'the mosListAll');
 	emit({ event: 'listAll', objects: listed[0] });
+
+	if (a.ro === '1')
+		await runningOrders(dev, a['mos-id']);
 
 	/* Still connected after all that. */
 	emit({ event: 'status', status: dev.getConnectionStatus() });

@@ -96,6 +96,9 @@ test_defaults(void **state)
 	assert_false(n->hot_standby);
 	assert_true(n->publish);
 	assert_int_equal(n->max_attempts, 10);
+	assert_true(config_ro_status_on(n, "READY"));
+	assert_true(config_ro_status_on(n, "NOT READY"));
+	assert_false(config_ro_status_on(n, "PLAY"));
 	assert_null(config_find_ncs(cfg, "other"));
 	config_free(cfg);
 }
@@ -117,8 +120,9 @@ test_values(void **state)
 	    "[log]\nlevel = debug\n[ncs.a]\nncs_id = A\nhost = 10.0.0.1\n"
 	    "buddy_host = 10.0.0.2\nhot_standby = yes\npublish = 0\n"
 	    "encoding = utf8\nmode = strict\nheartbeat_interval = 0.2\n"
+	    "ro_element_stat = ,READY ,\n"
 	    "[ncs.b]\nncs_id = B\nhost = nrcs.example\n"
-	    "heartbeat_interval = 0\n");
+	    "heartbeat_interval = 0\nro_element_stat =\n");
 	assert_non_null(cfg);
 	assert_string_equal(cfg->mos_id, "gw.one");
 	assert_int_equal(cfg->max_frame, 2 << 20);
@@ -139,9 +143,12 @@ test_values(void **state)
 	assert_int_equal(n->encoding, MOS_ENC_UTF8);
 	assert_int_equal(n->mode, MOS_STRICT);
 	assert_int_equal(n->heartbeat_ms, 200);
+	assert_true(config_ro_status_on(n, "READY"));
+	assert_false(config_ro_status_on(n, "NOT READY"));
 	n = config_find_ncs(cfg, "b");
 	assert_string_equal(n->host, "nrcs.example");
 	assert_int_equal(n->heartbeat_ms, 0);
+	assert_false(config_ro_status_on(n, "READY"));
 	config_free(cfg);
 }
 
@@ -225,6 +232,11 @@ test_missing_and_cross_checks(void **state)
 
 	errs = must_fail("[gateway]\nmos_id = gw\n");
 	assert_non_null(strstr(errs, "t.ini: no [ncs.NAME] section"));
+	free(errs);
+
+	errs = must_fail(MINIMAL "ro_element_stat = READY, PLAY\n");
+	assert_non_null(strstr(errs, "t.ini:6: [ncs.enps]: ro_element_stat "
+	    "takes READY and NOT READY"));
 	free(errs);
 
 	errs = must_fail(MINIMAL "[ncs.bad name]\nncs_id = Y\n");

@@ -3,7 +3,10 @@
  * implementation, run by Node.js with the version pinned in
  * conformance/interop/package-lock.json) plays the NCS against the real
  * mosgw: it connects both ways, heartbeats, asks reqMachInfo, receives and
- * acknowledges the objects published with mosctl, and asks mosReqAll.
+ * acknowledges the objects published with mosctl, and asks mosReqAll; then
+ * it works a running order: roCreate (the roAck reports each item's object
+ * status), every roElementAction it can send, roStorySend, roReq (the order
+ * must be the one worked out by hand) and roReqAll.
  *
  * conformance/interop/node_modules is installed with `npm ci` when missing.
  * Without node, or when npm cannot reach its registry, the suite is skipped
@@ -25,6 +28,13 @@
 #include "gateway/tests/gwproc.h"
 
 #define NOBJ		5
+
+/* The running-order steps after roCreate, in the order ncs.js sends them. */
+static const char *const ro_steps[] = {
+	"insertStories", "insertItems", "replaceStories", "replaceItems",
+	"moveStories", "moveItems", "swapStories", "swapItems", "deleteItems",
+	"deleteStories", "storySend",
+};
 #define STEP_MS		30000
 
 struct interop {
@@ -136,7 +146,7 @@ start_node(struct interop *t, uint16_t lower, uint16_t upper, uint16_t query)
 		static char s[][16] = { "node", "ncs.js", "--mos-id",
 		    "mosgw.test", "--ncs-id", "NODENCS", "--gw-lower",
 		    "--gw-upper", "--gw-query", "--lower", "--upper", "--query",
-		    "--expect", "--timeout", "60" };
+		    "--expect", "--timeout", "60", "--ro", "1" };
 
 		argv[i++] = s[0];
 		argv[i++] = s[1];
@@ -152,6 +162,8 @@ start_node(struct interop *t, uint16_t lower, uint16_t upper, uint16_t query)
 		argv[i++] = n;
 		argv[i++] = s[13];
 		argv[i++] = s[14];
+		argv[i++] = s[15];
+		argv[i++] = s[16];
 	}
 	argv[i] = NULL;
 	CHECK(t, gwchild_start(&t->node, t->dir, argv, t->errlog) == 0);
@@ -213,6 +225,30 @@ test_interop_sofie(void **state)
 		snprintf(want, sizeof want, "\"objID\":\"SOFIE-%d\"", i);
 		CHECK(t, strstr(l, want) != NULL);
 	}
+	/* A running order, every roElementAction, roStorySend, roReq/roList. */
+	CHECK(t, (l = gwchild_line(&t->node, "\"step\":\"roCreate\"", STEP_MS))
+	    != NULL);
+	CHECK(t, strstr(l, "\"roID\":\"SOFIE-RO\"") != NULL &&
+	    strstr(l, "\"status\":\"OK\"") != NULL);
+	CHECK(t, strstr(l, "S1/I1/SOFIE-1=READY") != NULL);
+	CHECK(t, strstr(l, "S1/I2/NOPE=UNKNOWN OBJECT") != NULL);
+	CHECK(t, strstr(l, "S2/I4/SOFIE-2=READY") != NULL);
+	for (i = 0; i < (int)(sizeof ro_steps / sizeof ro_steps[0]); i++) {
+		snprintf(want, sizeof want, "\"step\":\"%s\"", ro_steps[i]);
+		CHECK(t, (l = gwchild_line(&t->node, want, STEP_MS)) != NULL);
+		CHECK(t, strstr(l, "\"status\":\"OK\"") != NULL);
+	}
+	/*
+	 * By hand: S1[I1,I2] S2[I4]; S3 inserted before S2; I3 before I2;
+	 * S3 replaced by S5[I9]; I3 by I6; S2 moved before S1; I2 before I1;
+	 * S5 and S1 swapped; I2 and I6 swapped; I1 deleted; S5 deleted.
+	 */
+	CHECK(t, (l = gwchild_line(&t->node, "\"event\":\"roList\"", STEP_MS))
+	    != NULL);
+	CHECK(t, strstr(l, "\"order\":\"S2[I4] S1[I6,I2]\"") != NULL);
+	CHECK(t, (l = gwchild_line(&t->node, "\"event\":\"roListAll\"",
+	    STEP_MS)) != NULL);
+	CHECK(t, strstr(l, "\"roIDs\":[\"SOFIE-RO\"]") != NULL);
 	CHECK(t, (l = gwchild_line(&t->node, "\"event\":\"status\"", STEP_MS))
 	    != NULL);
 	CHECK(t, strstr(l, "\"PrimaryConnected\":true") != NULL);

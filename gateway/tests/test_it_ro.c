@@ -312,6 +312,119 @@ test_req_all_after_restart(void **state)
 	CHECK_ORDER(r, c, "H1", "X[]");
 }
 
+/* Wait for n roElementStat frames from mt.from on; all with status. */
+static bool
+wait_stats(struct gwrig *r, struct ncspeer_match *mt, size_t n,
+    const char *status, const char *items)
+{
+	const struct ncspeer_frame	*f;
+	char				 got[256];
+	size_t				 i, len = 0;
+
+	if (ncspeer_wait_count(r->ncs, mt, n, WAIT_MS) < n)
+		return false;
+	got[0] = '\0';
+	for (i = mt->from; i < ncspeer_nframes(r->ncs); i++) {
+		f = ncspeer_frame_at(r->ncs, i);
+		if (f->msg == NULL || f->msg->type != MOS_T_RO_ELEMENT_STAT ||
+		    f->side != NCSPEER_ACCEPTED)
+			continue;
+		if (strcmp(f->msg->u.ro_element_stat.status, status) != 0 ||
+		    strcmp(f->msg->u.ro_element_stat.element, "ITEM") != 0)
+			return false;
+		len += (size_t)snprintf(got + len, sizeof got - len, "%s%s",
+		    len > 0 ? "," : "", f->msg->u.ro_element_stat.item_id);
+	}
+	return strcmp(got, items) == 0;
+}
+
+static void
+test_status_back(void **state)
+{
+	struct gwrig			*r = *state;
+	const struct ncspeer_frame	*f;
+	struct ncspeer_match		 mt;
+	char				 lane[64];
+	int				 c;
+
+	snprintf(lane, sizeof lane, "rostat:%s", "n1");
+	GWRIG_CHECK(r, gwproc_mosctl(r->gw, NULL, "asset", "put", "A1",
+	    "--slug", "one", "--air", "READY", (char *)NULL) == 0);
+	c = gwrig_dial(r, NCSPEER_UPPER);
+	GWRIG_CHECK(r, c > 0);
+	f = send_body(r, c, "<roCreate><roID>R2</roID><roSlug>s</roSlug>"
+	    "<story><storyID>S1</storyID>"
+	    "<item><itemID>I1</itemID><objID>A1</objID><mosID>" MOSID
+	    "</mosID></item>"
+	    "<item><itemID>I2</itemID><objID>A1</objID><mosID>cg.other"
+	    "</mosID></item></story>"
+	    "<story><storyID>S2</storyID>"
+	    "<item><itemID>I3</itemID><objID>A1</objID><mosID>" MOSID
+	    "</mosID><itemChannel>V</itemChannel></item></story>"
+	    "</roCreate>");
+	GWRIG_CHECK(r, ro_ack(f, "R2", "OK"));
+	memset(&mt, 0, sizeof mt);
+	mt.type = "roElementStat";
+	mt.side = NCSPEER_ACCEPTED;
+	mt.from = ncspeer_nframes(r->ncs);
+	/* the asset goes offline: NOT READY for our two items, acked */
+	GWRIG_CHECK(r, gwproc_mosctl(r->gw, NULL, "asset", "put", "A1",
+	    "--slug", "one", "--air", "NOT READY", (char *)NULL) == 0);
+	GWRIG_CHECK(r, wait_stats(r, &mt, 2, "NOT READY", "I1,I3"));
+	GWRIG_CHECK(r, gwproc_wait_idle(r->gw, lane, WAIT_MS) == 0);
+	GWRIG_CHECK(r, gwproc_job_count(r->gw, lane, QUEUE_DONE) == 1);
+	/* a change that is not about readiness sends nothing */
+	GWRIG_CHECK(r, gwproc_mosctl(r->gw, NULL, "asset", "put", "A1",
+	    "--slug", "renamed", "--air", "NOT READY", (char *)NULL) == 0);
+	GWRIG_CHECK(r, gwproc_job_count(r->gw, lane, -1) == 1);
+	/* link down: queued, delivered once the NCS is back */
+	ncspeer_down(r->ncs, false);
+	GWRIG_CHECK(r, gwproc_log_wait(r->gw, 0, WAIT_MS, "event=link.down",
+	    "port=upper", (char *)NULL) != -1);
+	mt.from = ncspeer_nframes(r->ncs);
+	GWRIG_CHECK(r, gwproc_mosctl(r->gw, NULL, "asset", "put", "A1",
+	    "--slug", "one", "--air", "READY", (char *)NULL) == 0);
+	GWRIG_CHECK(r, gwproc_job_count(r->gw, lane, QUEUE_DONE) == 1);
+	GWRIG_CHECK(r, ncspeer_up(r->ncs) == 0);
+	GWRIG_CHECK(r, wait_stats(r, &mt, 2, "READY", "I1,I3"));
+	GWRIG_CHECK(r, gwproc_wait_idle(r->gw, lane, WAIT_MS) == 0);
+	GWRIG_CHECK(r, gwproc_job_count(r->gw, lane, QUEUE_DONE) == 2);
+}
+
+/* An NCS that takes no roElementStat at all. */
+static int
+setup_no_stat(void **state)
+{
+	return itutil_setup_ncs(state, MOS_ENC_UTF16BE,
+	    "ro_element_stat =\n");
+}
+
+static void
+test_status_back_off(void **state)
+{
+	struct gwrig			*r = *state;
+	const struct ncspeer_frame	*f;
+	struct ncspeer_match		 mt;
+	int				 c;
+
+	c = gwrig_dial(r, NCSPEER_UPPER);
+	GWRIG_CHECK(r, c > 0);
+	f = send_body(r, c, "<roCreate><roID>R3</roID><roSlug>s</roSlug>"
+	    "<story><storyID>S1</storyID><item><itemID>I1</itemID><objID>B1"
+	    "</objID><mosID>" MOSID "</mosID></item></story></roCreate>");
+	GWRIG_CHECK(r, ro_ack(f, "R3", "OK"));
+	memset(&mt, 0, sizeof mt);
+	mt.type = "roElementStat";
+	mt.from = ncspeer_nframes(r->ncs);
+	GWRIG_CHECK(r, gwproc_mosctl(r->gw, NULL, "asset", "put", "B1",
+	    "--slug", "b", (char *)NULL) == 0);
+	/* the job is settled without a message */
+	GWRIG_CHECK(r, gwproc_wait_idle(r->gw, "rostat:n1", WAIT_MS) == 0);
+	GWRIG_CHECK(r, gwproc_log_wait(r->gw, 0, WAIT_MS, "event=rostat.sent",
+	    "obj=B1", "sent=0", (char *)NULL) != -1);
+	GWRIG_CHECK(r, ncspeer_count(r->ncs, &mt) == 0);
+}
+
 int
 main(void)
 {
@@ -322,6 +435,10 @@ main(void)
 		    itutil_setup, itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_req_all_after_restart,
 		    itutil_setup, itutil_teardown),
+		cmocka_unit_test_setup_teardown(test_status_back,
+		    itutil_setup, itutil_teardown),
+		cmocka_unit_test_setup_teardown(test_status_back_off,
+		    setup_no_stat, itutil_teardown),
 	};
 
 	mos_init();

@@ -1,0 +1,454 @@
+/*
+ * Status back to the NCS: when an asset's readiness changes (its objAir, its
+ * arrival in the catalog, its deletion), every item of ours that references
+ * it in a running order of an NCS gets a roElementStat (element ITEM, READY
+ * or NOT READY) on that NCS's upper link.
+ *
+ * The change and one job per NCS holding such items commit together with
+ * the catalog write (lane "rostat:NAME", kind "rostat", payload the objID,
+ * coalesced per object and NCS like the mosObj deliveries, so a burst of
+ * changes is one delivery of the newest state). Per NCS one job at a time
+ * is claimed on the bookkeeping thread while the upper link is up; its
+ * messages are queued on the link (kept across a reconnect); when every one
+ * is answered the job completes, a NACK fails it (retried with backoff up to
+ * max_attempts), a shutdown gives it back.
+ */
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "gateway/gateway.h"
+
+#define ROSTAT_POLL_MS		250
+#define ROSTAT_LEASE_MS		300000
+#define ROSTAT_WORKER		"mosgw"
+
+/* One item to tell about. */
+struct rostat_item {
+	char	*ro_id;
+	char	*story_id;
+	char	*item_id;
+	char	*channel;
+};
+
+struct rostat {
+	struct ncs		*ncs;
+	struct dbw		*dbw;
+	char			*lane;
+	char			*name;		/* of the NCS */
+	char			*mos_id;
+	struct event		*timer;
+	bool			 busy;		/* a job claimed or claiming */
+	bool			 orphan;	/* the NCS is gone: free at done */
+	int64_t			 job_id;
+	int64_t			 lease_gen;
+	char			*obj_id;
+	size_t			 pending;	/* messages not answered */
+	bool			 nacked;
+	bool			 cancelled;
+	char			 text[200];
+};
+
+/* A claim (and what it needs) or a settlement on the bookkeeping thread. */
+struct rostat_task {
+	struct rostat		*st;
+	int			 op;		/* 0 claim, 1 complete, 2 fail,
+						   3 release */
+	char			*lane;
+	char			*name;
+	char			*mos_id;
+	int64_t			 job_id;
+	int64_t			 lease_gen;
+	char			*text;
+	bool			 got;
+	char			*obj_id;
+	const char		*status;
+	struct rostat_item	*items;
+	size_t			 nitems;
+	int			 rc;
+};
+
+static void	rostat_timer_cb(evutil_socket_t, short, void *);
+
+/* Enqueue the deliveries of an object's readiness (inside a transaction). */
+int
+rostat_enqueue(struct gwdb *g, const char *obj_id)
+{
+	struct queue_enqueue_req	 req;
+	sqlite3_stmt			*st = gwdb_stmt(g, ST_RO_STAT_NCS);
+	char				**names = NULL, *lane, *key;
+	int				*max = NULL, rc;
+	size_t				 n = 0, i;
+	int64_t				 id;
+
+	sqlite3_bind_text(st, 1, obj_id, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		names = xreallocarray(names, n + 1, sizeof *names);
+		max = xreallocarray(max, n + 1, sizeof *max);
+		names[n] = xstrdup((const char *)sqlite3_column_text(st, 0));
+		max[n++] = sqlite3_column_int(st, 1);
+	}
+	sqlite3_reset(st);
+	rc = rc == SQLITE_DONE ? QUEUE_OK : gwdb_rc(rc);
+	for (i = 0; rc == QUEUE_OK && i < n; i++) {
+		xasprintf(&lane, ROSTAT_LANE_PREFIX "%s", names[i]);
+		xasprintf(&key, "rostat:%s@%s", obj_id, names[i]);
+		memset(&req, 0, sizeof req);
+		req.lane = lane;
+		req.kind = ROSTAT_KIND;
+		req.payload = obj_id;
+		req.payload_len = strlen(obj_id);
+		req.priority = QUEUE_PRIO_DEFAULT;
+		req.max_attempts = max[i];
+		req.coalesce_key = key;
+		rc = queue_enqueue(g->q, &req, &id);
+		if (rc == QUEUE_EXISTS)
+			rc = QUEUE_OK;
+		free(lane);
+		free(key);
+	}
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	free(max);
+	return rc;
+}
+
+/* A column as a copy ("" for NULL). */
+static char *
+rostat_col(sqlite3_stmt *st, int i)
+{
+	const unsigned char	*s = sqlite3_column_text(st, i);
+
+	return xstrdup(s == NULL ? "" : (const char *)s);
+}
+
+/* Claim the next job and read what it needs (thread). */
+static int
+rostat_claim(struct gwdb *g, struct rostat_task *t)
+{
+	struct queue_job	 job;
+	struct rostat_item	*it;
+	sqlite3_stmt		*st;
+	size_t			 n = 0;
+	int			 rc;
+
+	memset(&job, 0, sizeof job);
+	rc = queue_claim(g->q, t->lane, ROSTAT_WORKER, ROSTAT_LEASE_MS, &job,
+	    1, &n);
+	if (rc != QUEUE_OK || n == 0)
+		return rc;
+	t->got = true;
+	t->job_id = job.id;
+	t->lease_gen = job.lease_gen;
+	t->obj_id = xstrndup(job.payload, job.payload_len);
+	queue_job_clear(&job);
+	t->status = "NOT READY";
+	st = gwdb_stmt(g, ST_RO_ASSET_AIR);
+	sqlite3_bind_text(st, 1, t->obj_id, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 1) == 0 &&
+	    strcmp((const char *)sqlite3_column_text(st, 0), "READY") == 0)
+		t->status = "READY";
+	sqlite3_reset(st);
+	st = gwdb_stmt(g, ST_RO_STAT_ITEMS);
+	sqlite3_bind_text(st, 1, t->obj_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, t->name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, t->mos_id, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		t->items = xreallocarray(t->items, t->nitems + 1,
+		    sizeof *t->items);
+		it = &t->items[t->nitems++];
+		it->ro_id = rostat_col(st, 0);
+		it->story_id = rostat_col(st, 1);
+		it->item_id = rostat_col(st, 2);
+		it->channel = rostat_col(st, 3);
+	}
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? QUEUE_OK : gwdb_rc(rc);
+}
+
+/* The bookkeeping thread. */
+static int
+rostat_run(struct gwdb *g, void *arg)
+{
+	struct rostat_task	*t = arg;
+
+	switch (t->op) {
+	case 0:
+		t->rc = rostat_claim(g, t);
+		break;
+	case 1:
+		t->rc = queue_complete(g->q, t->job_id, t->lease_gen);
+		break;
+	case 2:
+		t->rc = queue_fail(g->q, t->job_id, t->lease_gen, t->text,
+		    false);
+		break;
+	default:
+		t->rc = queue_release(g->q, t->job_id, t->lease_gen, 0);
+		break;
+	}
+	return t->rc;
+}
+
+static void
+rostat_task_free(struct rostat_task *t)
+{
+	size_t	i;
+
+	for (i = 0; i < t->nitems; i++) {
+		free(t->items[i].ro_id);
+		free(t->items[i].story_id);
+		free(t->items[i].item_id);
+		free(t->items[i].channel);
+	}
+	free(t->items);
+	free(t->lane);
+	free(t->name);
+	free(t->mos_id);
+	free(t->text);
+	free(t->obj_id);
+	free(t);
+}
+
+static void
+rostat_destroy(struct rostat *st)
+{
+	event_free(st->timer);
+	free(st->lane);
+	free(st->name);
+	free(st->mos_id);
+	free(st->obj_id);
+	free(st);
+}
+
+static struct rostat_task *
+rostat_task_new(struct rostat *st, int op)
+{
+	struct rostat_task	*t;
+
+	t = xcalloc(1, sizeof *t);
+	t->st = st;
+	t->op = op;
+	t->lane = xstrdup(st->lane);
+	t->name = xstrdup(st->name);
+	t->mos_id = xstrdup(st->mos_id);
+	t->job_id = st->job_id;
+	t->lease_gen = st->lease_gen;
+	return t;
+}
+
+/* Look again a little later. */
+static void
+rostat_later(struct rostat *st, int64_t ms)
+{
+	struct timeval	tv = { (time_t)(ms / 1000), (suseconds_t)(ms % 1000) *
+			    1000 };
+
+	evtimer_add(st->timer, &tv);
+}
+
+/* A settlement is stored: the next job. */
+static void
+rostat_settled(void *arg, int rc)
+{
+	struct rostat_task	*t = arg;
+	struct rostat		*st = t->st;
+
+	if (st->orphan) {
+		rostat_task_free(t);
+		rostat_destroy(st);
+		return;
+	}
+	if (rc != QUEUE_OK)
+		log_event(LL_WARN, "rostat.lost", "ncs=%s job=%lld obj=%s "
+		    "error=%s", log_q(st->name), (long long)t->job_id,
+		    log_q(st->obj_id), queue_strerror(rc));
+	st->busy = false;
+	free(st->obj_id);
+	st->obj_id = NULL;
+	rostat_task_free(t);
+	rostat_pump(st);
+}
+
+/* Every message of the job is answered (or cancelled): settle it. */
+static void
+rostat_finish(struct rostat *st)
+{
+	struct rostat_task	*t;
+
+	if (st->cancelled)
+		t = rostat_task_new(st, 3);
+	else if (st->nacked) {
+		t = rostat_task_new(st, 2);
+		t->text = xstrdup(st->text);
+		log_event(LL_WARN, "rostat.nacked", "ncs=%s job=%lld obj=%s "
+		    "text=%s", log_q(st->name), (long long)st->job_id,
+		    log_q(st->obj_id), log_q(st->text));
+	} else {
+		t = rostat_task_new(st, 1);
+		log_event(LL_DEBUG, "rostat.acked", "ncs=%s job=%lld obj=%s",
+		    log_q(st->name), (long long)st->job_id,
+		    log_q(st->obj_id));
+	}
+	dbw_submit(st->dbw, rostat_run, rostat_settled, t);
+}
+
+/* The answer to one roElementStat. */
+static void
+rostat_msg_cb(void *arg, struct link_msg *lm, enum link_result res,
+    const struct mos_msg *reply)
+{
+	struct rostat	*st = arg;
+	const char	*s;
+
+	(void)lm;
+	if (res == LINK_CANCELLED)
+		st->cancelled = true;
+	else if (reply->type == MOS_T_RO_ACK &&
+	    (s = reply->u.ro_ack.ro_status) != NULL && strcmp(s, "OK") != 0) {
+		st->nacked = true;
+		util_strlcpy(st->text, s, sizeof st->text);
+	}
+	if (--st->pending == 0)
+		rostat_finish(st);
+}
+
+/* One roElementStat for an item. */
+static struct mos_msg *
+rostat_msg(struct rostat *st, const struct rostat_item *it,
+    const char *obj_id, const char *status)
+{
+	struct mos_msg			*m;
+	struct mos_ro_element_stat	*e;
+
+	m = reply_new(MOS_T_RO_ELEMENT_STAT, st->mos_id, NULL, 0);
+	e = &m->u.ro_element_stat;
+	e->element = "ITEM";
+	e->ro_id = mos_msg_strdup(m, it->ro_id);
+	e->story_id = mos_msg_strdup(m, it->story_id);
+	e->item_id = mos_msg_strdup(m, it->item_id);
+	e->obj_id = mos_msg_strdup(m, obj_id);
+	e->item_channel = it->channel[0] != '\0' ?
+	    mos_msg_strdup(m, it->channel) : NULL;
+	e->status = status;
+	mos_time_now(&e->time);
+	return m;
+}
+
+/* A job is claimed (or none was): send its messages. */
+static void
+rostat_claimed(void *arg, int rc)
+{
+	struct rostat_task	*t = arg;
+	struct rostat		*st = t->st;
+	struct ncs		*n = st->ncs;
+	size_t			 i, sent = 0;
+
+	if (st->orphan) {
+		if (t->got) {
+			/* give it back: the NCS was removed meanwhile */
+			t->op = 3;
+			t->st = st;
+			dbw_submit(st->dbw, rostat_run, rostat_settled, t);
+			return;
+		}
+		rostat_task_free(t);
+		rostat_destroy(st);
+		return;
+	}
+	if (rc != QUEUE_OK || !t->got) {
+		if (rc != QUEUE_OK)
+			log_event(LL_WARN, "db.error", "op=rostat-claim "
+			    "error=%s", queue_strerror(rc));
+		st->busy = false;
+		rostat_task_free(t);
+		rostat_later(st, ROSTAT_POLL_MS);
+		return;
+	}
+	st->job_id = t->job_id;
+	st->lease_gen = t->lease_gen;
+	st->obj_id = xstrdup(t->obj_id);
+	st->nacked = st->cancelled = false;
+	st->text[0] = '\0';
+	st->pending = 1;	/* held until every message is queued */
+	for (i = 0; i < t->nitems; i++) {
+		if (!config_ro_status_on(n->conf, t->status))
+			break;
+		st->pending++;
+		sent++;
+		ncs_send(n, GW_PORT_UPPER, link_msg_new(rostat_msg(st,
+		    &t->items[i], t->obj_id, t->status), rostat_msg_cb, st));
+	}
+	log_event(LL_INFO, "rostat.sent", "ncs=%s job=%lld obj=%s status=%s "
+	    "items=%zu sent=%zu", log_q(st->name), (long long)st->job_id,
+	    log_q(st->obj_id), log_q(t->status), t->nitems, sent);
+	rostat_task_free(t);
+	if (--st->pending == 0)
+		rostat_finish(st);
+}
+
+/* Claim the next job if the upper link is up and none is in hand. */
+void
+rostat_pump(struct rostat *st)
+{
+	struct link	*l;
+
+	if (st == NULL || st->busy || st->orphan)
+		return;
+	l = ncs_active_link(st->ncs, GW_PORT_UPPER);
+	if (l == NULL || !link_is_up(l)) {
+		rostat_later(st, ROSTAT_POLL_MS);
+		return;
+	}
+	st->busy = true;
+	evtimer_del(st->timer);
+	dbw_submit(st->dbw, rostat_run, rostat_claimed,
+	    rostat_task_new(st, 0));
+}
+
+static void
+rostat_timer_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	rostat_pump(arg);
+}
+
+/* Status back for one NCS. */
+struct rostat *
+rostat_new(struct ncs *n)
+{
+	struct rostat	*st;
+
+	st = xcalloc(1, sizeof *st);
+	st->ncs = n;
+	st->dbw = n->gw->dbw;
+	st->name = xstrdup(n->conf->name);
+	st->mos_id = xstrdup(n->gw->cfg->mos_id);
+	xasprintf(&st->lane, ROSTAT_LANE_PREFIX "%s", n->conf->name);
+	if ((st->timer = evtimer_new(n->gw->base, rostat_timer_cb, st)) ==
+	    NULL)
+		fatalx("evtimer_new failed");
+	return st;
+}
+
+/*
+ * The NCS goes away (after its queued messages were cancelled): freed now,
+ * or by the task still on the bookkeeping thread.
+ */
+void
+rostat_free(struct rostat *st)
+{
+	if (st == NULL)
+		return;
+	evtimer_del(st->timer);
+	if (st->busy) {
+		st->orphan = true;
+		st->ncs = NULL;
+		return;
+	}
+	rostat_destroy(st);
+}
