@@ -55,14 +55,18 @@ function roOrder(ro) {
 	    (s.Items || []).map((i) => str(i.ID)).join(',') + ']').join(' ');
 }
 
-/* The roAck of a running-order step: its roStatus and item statuses. */
+/*
+ * The roAck of a running-order step: its roStatus and the object statuses
+ * as "storyID/objID=STATUS". (The library's roAck parser gives each item
+ * the storyID as its ID, so the itemID is not shown.)
+ */
 function roAckRecord(step, ack) {
 	const items = [];
 
 	for (const s of ack.Stories || []) {
 		for (const i of s.Items || []) {
 			for (const o of i.Objects || [])
-				items.push(`${str(s.ID)}/${str(i.ID)}/${str(o.ID)}=${String(o.Status)}`);
+				items.push(`${str(s.ID)}/${str(o.ID)}=${String(o.Status)}`);
 		}
 	}
 	return { event: 'roAck', step, roID: str(ack.ID), status: str(ack.Status), items };
