@@ -104,9 +104,52 @@ struct create_result {
 	double	ack_ms;
 	double	rss_mib;
 	double	hb_max_ms;	/* longest heartbeat round trip meanwhile */
+	double	hb_p50_ms;
+	double	hb_p99_ms;
 	int	hb_count;
 	double	parse_ms;	/* the codec alone */
 };
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double	x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Percentiles of the round trips (sorted here). */
+static void
+rtt_stats(double *v, int n, struct create_result *cr)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp_double);
+	cr->hb_count = n;
+	cr->hb_p50_ms = n > 0 ? v[n / 2] : 0;
+	cr->hb_p99_ms = n > 0 ? v[(n * 99) / 100] : 0;
+	cr->hb_max_ms = n > 0 ? v[n - 1] : 0;
+}
+
+/* n heartbeats on an idle gateway: the baseline round trips. */
+static int
+idle_run(struct gwrig *r, int low, int n, struct create_result *cr)
+{
+	double	*v = xcalloc((size_t)n, sizeof *v);
+	int64_t	 h0;
+	int	 i;
+
+	memset(cr, 0, sizeof *cr);
+	for (i = 0; i < n; i++) {
+		h0 = ncspeer_now_ms();
+		if (gwrig_request(r, low, MOS_T_HEARTBEAT, WAIT_MS) == NULL) {
+			free(v);
+			return -1;
+		}
+		v[i] = (double)(ncspeer_now_ms() - h0);
+	}
+	rtt_stats(v, n, cr);
+	free(v);
+	return 0;
+}
 
 /* One roCreate through the gateway, heartbeats on lower meanwhile. */
 static int
@@ -117,8 +160,9 @@ create_run(struct gwrig *r, int up, int low, const char *ro_id, int nstories,
 	struct ncspeer_match		 mt;
 	struct mos_msg			*m = NULL;
 	char				*text;
-	int64_t				 t0, t1, h0, h1;
-	int				 id;
+	double				*v;
+	int64_t				 t0, t1, h0;
+	int				 id, nv = 0, cap = 1024;
 
 	memset(cr, 0, sizeof *cr);
 	text = ro_create_text(ro_id, nstories, per, meta);
@@ -144,16 +188,20 @@ create_run(struct gwrig *r, int up, int low, const char *ro_id, int nstories,
 	}
 	free(text);
 	/* heartbeats on another connection until the roAck is in */
+	v = xcalloc((size_t)cap, sizeof *v);
 	while ((f = ncspeer_find(r->ncs, &mt)) == NULL &&
-	    ncspeer_now_ms() - t0 < WAIT_MS) {
+	    ncspeer_conn_open(r->ncs, up) && ncspeer_now_ms() - t0 < WAIT_MS) {
 		h0 = ncspeer_now_ms();
-		if (gwrig_request(r, low, MOS_T_HEARTBEAT, WAIT_MS) == NULL)
+		if (gwrig_request(r, low, MOS_T_HEARTBEAT, WAIT_MS) == NULL) {
+			free(v);
 			return -1;
-		h1 = ncspeer_now_ms();
-		if ((double)(h1 - h0) > cr->hb_max_ms)
-			cr->hb_max_ms = (double)(h1 - h0);
-		cr->hb_count++;
+		}
+		if (nv == cap)
+			v = xreallocarray(v, (size_t)(cap *= 2), sizeof *v);
+		v[nv++] = (double)(ncspeer_now_ms() - h0);
 	}
+	rtt_stats(v, nv, cr);
+	free(v);
 	if (f == NULL && (f = ncspeer_wait(r->ncs, &mt, WAIT_MS)) == NULL)
 		return -1;
 	t1 = ncspeer_now_ms();
@@ -247,15 +295,19 @@ rig(bool sync_normal, int *up, int *low)
 	struct gwrig		*r;
 
 	memset(&o, 0, sizeof o);
-	o.log_level = "info";
+	o.log_level = getenv("BENCH_RO_LOG") != NULL ? getenv("BENCH_RO_LOG") :
+	    "info";
 	o.database_extra = sync_normal ? "synchronous = normal\n" :
 	    "synchronous = full\n";
 	o.nncs = 1;
 	o.ncs[0].extra = "heartbeat_interval = 5\nack_timeout = 30\n";
 	if ((r = gwrig_new_opts(MOS_ENC_UTF8, &o)) == NULL)
 		return NULL;
+	/* a first frame makes the connections trusted (full frame size) */
 	if ((*up = gwrig_dial(r, NCSPEER_UPPER)) <= 0 ||
-	    (*low = gwrig_dial(r, NCSPEER_LOWER)) <= 0) {
+	    (*low = gwrig_dial(r, NCSPEER_LOWER)) <= 0 ||
+	    gwrig_request(r, *up, MOS_T_HEARTBEAT, WAIT_MS) == NULL ||
+	    gwrig_request(r, *low, MOS_T_HEARTBEAT, WAIT_MS) == NULL) {
 		gwrig_free(r);
 		return NULL;
 	}
@@ -273,7 +325,7 @@ env_int(const char *name, int def)
 int
 main(void)
 {
-	struct create_result	 small, big;
+	struct create_result	 small, big, idle;
 	struct create_result	 seed;
 	struct gwrig		*r;
 	const char		*tmp = getenv("MOSGW_TMP");
@@ -285,19 +337,26 @@ main(void)
 	nact[1] = env_int("BENCH_RO_NORMAL", 2000);
 	if ((r = rig(false, &up, &low)) == NULL)
 		return 1;
-	if (create_run(r, up, low, "SMALL", 100, 10, false, &small) != 0 ||
+	if (idle_run(r, low, 1000, &idle) != 0 ||
+	    create_run(r, up, low, "SMALL", 100, 10, false, &small) != 0 ||
 	    create_run(r, up, low, "BIG", 1000, 10, true, &big) != 0) {
 		gwrig_dump(r, "create", __FILE__, __LINE__);
 		goto out;
 	}
-	printf("roCreate, synchronous=full       bytes     items   acked ms"
-	    "  peak RSS  max hb rtt (n)   codec parse alone\n");
-	printf("  1,000 items               %10zu %9d %10.0f %7.1f MiB %8.0f ms"
-	    " (%d) %8.0f ms\n", small.bytes, small.items, small.ack_ms,
-	    small.rss_mib, small.hb_max_ms, small.hb_count, small.parse_ms);
-	printf("  ~10 MB                    %10zu %9d %10.0f %7.1f MiB %8.0f ms"
-	    " (%d) %8.0f ms\n", big.bytes, big.items, big.ack_ms,
-	    big.rss_mib, big.hb_max_ms, big.hb_count, big.parse_ms);
+	printf("roCreate, synchronous=full    bytes   items  acked ms  peak RSS"
+	    "   codec parse alone | heartbeats on lower meanwhile: "
+	    "n p50/p99/max ms\n");
+	printf("  idle (no roCreate)              -       -         -         -"
+	    "                   - | %5d %4.0f/%4.0f/%4.0f\n", idle.hb_count,
+	    idle.hb_p50_ms, idle.hb_p99_ms, idle.hb_max_ms);
+	printf("  1,000 items              %8zu %7d %9.0f %5.1f MiB %11.0f ms | "
+	    "%5d %4.0f/%4.0f/%4.0f\n", small.bytes, small.items, small.ack_ms,
+	    small.rss_mib, small.parse_ms, small.hb_count, small.hb_p50_ms,
+	    small.hb_p99_ms, small.hb_max_ms);
+	printf("  ~10 MB                   %8zu %7d %9.0f %5.1f MiB %11.0f ms | "
+	    "%5d %4.0f/%4.0f/%4.0f\n", big.bytes, big.items, big.ack_ms,
+	    big.rss_mib, big.parse_ms, big.hb_count, big.hb_p50_ms,
+	    big.hb_p99_ms, big.hb_max_ms);
 	for (i = 0; i < 2; i++) {
 		if (i == 1) {
 			if (gwproc_stop(r->gw) != 0)

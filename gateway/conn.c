@@ -129,7 +129,7 @@ static void
 conn_update_reading(struct conn *c)
 {
 	size_t		cap = (size_t)c->gw->cfg->max_frame + CONN_INPUT_SLACK;
-	bool		stop = c->paused || c->closing ||
+	bool		stop = c->paused || c->held || c->closing ||
 			    mos_framer_pending(c->fr) > cap;
 	struct timeval	tv = conn_tv(c->idle_ms);
 
@@ -148,7 +148,7 @@ conn_round(struct conn *c, int max)
 	struct mos_frame	f;
 	int			n, rc;
 
-	for (n = 0; n < max && !c->dead && !c->paused; n++) {
+	for (n = 0; n < max && !c->dead && !c->paused && !c->held; n++) {
 		rc = mos_framer_next(c->fr, &f);
 		if (rc == MOS_FRAME_MORE)
 			return false;
@@ -178,7 +178,7 @@ conn_process(struct conn *c)
 	c->busy++;
 	more = conn_round(c, CONN_FRAMES_PER_ROUND);
 	if (!c->dead) {
-		if (more && !c->paused)
+		if (more && !c->paused && !c->held)
 			event_active(c->more, EV_TIMEOUT, 0);
 		conn_update_deadline(c);
 		conn_update_reading(c);
@@ -516,6 +516,18 @@ conn_send_wire(struct conn *c, const struct wire *w, int32_t message_id,
 
 	wire_splice(w, message_id, sb);
 	conn_put_frame(c, sb->s, sb->len, type, message_id, outcome);
+}
+
+/* Stop handing out frames and reading, or start again. */
+void
+conn_hold(struct conn *c, bool on)
+{
+	c->held = on;
+	if (c->dead)
+		return;
+	conn_update_reading(c);
+	if (!on)
+		event_active(c->more, EV_TIMEOUT, 0);
 }
 
 /* Handle frames that wait in the framer (after the owner un-paused). */

@@ -123,13 +123,23 @@ dispatch_frame(struct gw *gw, struct conn *c, struct ncs **ncsp,
 {
 	struct mos_error	 err;
 	struct mos_msg		*m;
+
+	memset(&err, 0, sizeof err);
+	m = dispatch_parse(gw, *ncsp, f, &err);
+	return dispatch_parsed(gw, c, ncsp, f, m, &err);
+}
+
+/* The same for a frame parsed elsewhere (m, or NULL and err). */
+struct mos_msg *
+dispatch_parsed(struct gw *gw, struct conn *c, struct ncs **ncsp,
+    const struct mos_frame *f, struct mos_msg *m, const struct mos_error *err)
+{
 	struct ncs		*n;
 	char			 text[400];
 	int32_t			 id;
 
-	memset(&err, 0, sizeof err);
-	if ((m = dispatch_parse(gw, *ncsp, f, &err)) == NULL) {
-		dispatch_bad_frame(gw, c, f, &err);
+	if (m == NULL) {
+		dispatch_bad_frame(gw, c, f, err);
 		return NULL;
 	}
 	id = m->has_message_id ? m->message_id : 0;
@@ -160,6 +170,32 @@ dispatch_frame(struct gw *gw, struct conn *c, struct ncs **ncsp,
 		    log_q(m->type_name), (int)id, f->len);
 	*ncsp = n;
 	return m;
+}
+
+/* The connection with that number (a session or a link), if still open. */
+struct conn *
+dispatch_conn_find(struct gw *gw, uint64_t id)
+{
+	struct session	*s;
+	struct ncs	*n;
+	struct link	*l;
+	int		 t, p;
+
+	TAILQ_FOREACH(s, &gw->sessions, entry) {
+		if (s->conn != NULL && s->conn->id == id)
+			return s->conn;
+	}
+	TAILQ_FOREACH(n, &gw->ncs, entry) {
+		for (t = 0; t < 2; t++) {
+			for (p = 0; p < 2; p++) {
+				l = n->link[t][p];
+				if (l != NULL && l->conn != NULL &&
+				    l->conn->id == id)
+					return l->conn;
+			}
+		}
+	}
+	return NULL;
 }
 
 /* Send a reply and free it. */

@@ -700,6 +700,8 @@ struct conn {
 	struct event		*more;
 	int64_t			 idle_ms;
 	bool			 paused;	/* output over the watermark */
+	bool			 held;		/* a frame is being parsed
+	    elsewhere: no more frames, no reading */
 	bool			 connecting;
 	bool			 closing;	/* EOF: close when written */
 	bool			 dead;
@@ -729,6 +731,8 @@ size_t		 conn_output_len(struct conn *);
 void		 conn_set_ncs(struct conn *, const char *);
 /* Process frames that are already framed (after a pause). */
 void		 conn_resume(struct conn *);
+/* Hold (no frames handed out, no reading) or release the connection. */
+void		 conn_hold(struct conn *, bool);
 
 /* ------------------------------------------------------------------------ */
 /* listener.c */
@@ -768,9 +772,15 @@ void	 session_forget_ncs(struct gw *, struct ncs *);
  */
 struct mos_msg	*dispatch_frame(struct gw *, struct conn *, struct ncs **,
 		    const struct mos_frame *);
+/* The same for a frame parsed elsewhere: m (taken), or NULL and err. */
+struct mos_msg	*dispatch_parsed(struct gw *, struct conn *, struct ncs **,
+		    const struct mos_frame *, struct mos_msg *m,
+		    const struct mos_error *err);
 /* A request from an NCS: answer it on conn. Takes m (frees it). */
 void		 dispatch_request(struct gw *, struct conn *, struct ncs *,
 		    struct mos_msg *m);
+/* The open connection (session or link) with that number, or NULL. */
+struct conn	*dispatch_conn_find(struct gw *, uint64_t id);
 /* Reply on conn to a request (records history). 0 or -1. */
 int		 dispatch_reply(struct conn *, struct mos_msg *,
     const char *outcome);

@@ -27,13 +27,21 @@ struct p2_task {
 	char			*mos_id;
 	uint64_t		 conn;		/* answer there */
 	int32_t			 message_id;
-	struct mos_msg		*m;		/* owned */
+	struct mos_msg		*m;		/* owned; freed on the thread */
+	enum mos_type		 type;		/* of m */
+	char			*ro_id;		/* of m */
 	struct ro_result	 res;
 	struct mos_msg		*answer;	/* roList, roListAll */
+	struct mos_msg		*reply;		/* what goes back */
+	struct wire		 wire;		/* it, encoded ahead */
+	enum mos_enc		 enc;		/* of the connection */
+	const char		*outcome;
 	int			 rc;
 	bool			 from_ncs;	/* a roList of our own roReq */
 	int64_t			 start_mono;
 };
+
+static void	p2_answer(struct p2_task *);
 
 /* A roReq of ours waiting for its roList. */
 struct ro_pending {
@@ -74,32 +82,6 @@ profile2_handles(enum mos_type t)
 	}
 }
 
-/* The connection with that number, if it is still open. */
-static struct conn *
-p2_conn(struct gw *gw, uint64_t id)
-{
-	struct session	*s;
-	struct ncs	*n;
-	struct link	*l;
-	int		 t, p;
-
-	TAILQ_FOREACH(s, &gw->sessions, entry) {
-		if (s->conn != NULL && s->conn->id == id)
-			return s->conn;
-	}
-	TAILQ_FOREACH(n, &gw->ncs, entry) {
-		for (t = 0; t < 2; t++) {
-			for (p = 0; p < 2; p++) {
-				l = n->link[t][p];
-				if (l != NULL && l->conn != NULL &&
-				    l->conn->id == id)
-					return l->conn;
-			}
-		}
-	}
-	return NULL;
-}
-
 static void
 p2_task_free(struct p2_task *t)
 {
@@ -107,7 +89,10 @@ p2_task_free(struct p2_task *t)
 	free(t->ncs_id);
 	free(t->mos_id);
 	mos_msg_free(t->m);
+	free(t->ro_id);
 	mos_msg_free(t->answer);
+	mos_msg_free(t->reply);
+	wire_clear(&t->wire);
 	rostore_result_clear(&t->res, false);
 	free(t);
 }
@@ -131,6 +116,11 @@ p2_run(struct gwdb *g, void *arg)
 		t->rc = rostore_apply(g, t->ncs, t->mos_id, t->m, &t->res);
 		break;
 	}
+	if (!t->from_ncs)
+		p2_answer(t);
+	/* a large message is freed here, not on the event loop */
+	mos_msg_free(t->m);
+	t->m = NULL;
 	return t->rc;
 }
 
@@ -147,7 +137,7 @@ p2_ro_ack(struct p2_task *t)
 	if (t->rc != QUEUE_OK || res->err != RO_OK)
 		text = res->text;
 	r = reply_ro_ack(t->mos_id, t->ncs_id, t->message_id,
-	    rostore_ro_id(t->m), text);
+	    t->ro_id, text);
 	if (res->nitems == 0)
 		return r;
 	if ((e = mos_msg_calloc(r, res->nitems, sizeof *e)) == NULL)
@@ -176,30 +166,16 @@ p2_unknown(const struct ro_result *res)
 	return n;
 }
 
-/* The loop thread: answer, log, resync. */
+/* The answer, built on the thread (and encoded when it has a messageID). */
 static void
-p2_done(void *arg, int rc)
+p2_answer(struct p2_task *t)
 {
-	struct p2_task	*t = arg;
-	struct gw	*gw = t->gw;
-	struct conn	*c;
-	struct ncs	*n;
 	struct mos_msg	*r;
-	const char	*ro_id = rostore_ro_id(t->m);
-	const char	*outcome = "reply";
-	char		 text[200];
+	const char	*ro_id = t->ro_id;
+	char		 text[200], err[256];
 
-	(void)rc;
-	if (t->from_ncs) {
-		/* the roList we asked for: nothing to answer */
-		log_event(t->res.err == RO_OK && t->rc == QUEUE_OK ? LL_INFO :
-		    LL_WARN, "ro.resync", "ncs=%s ro=%s result=%s",
-		    log_q(t->ncs), log_q(ro_id), t->rc == QUEUE_OK &&
-		    t->res.err == RO_OK ? "rebuilt" : log_q(t->res.text));
-		p2_task_free(t);
-		return;
-	}
-	if (t->m->type == MOS_T_RO_REQ || t->m->type == MOS_T_RO_REQ_ALL) {
+	t->outcome = "reply";
+	if (t->type == MOS_T_RO_REQ || t->type == MOS_T_RO_REQ_ALL) {
 		if (t->rc == QUEUE_OK) {
 			r = t->answer;
 			t->answer = NULL;
@@ -216,27 +192,57 @@ p2_done(void *arg, int rc)
 				    "database: %s", queue_strerror(t->rc));
 			r = reply_ro_ack(t->mos_id, t->ncs_id, t->message_id,
 			    ro_id, text);
-			outcome = "nack";
+			t->outcome = "nack";
 		}
 	} else {
 		r = p2_ro_ack(t);
 		if (t->rc != QUEUE_OK || t->res.err != RO_OK)
-			outcome = "nack";
+			t->outcome = "nack";
 	}
-	log_event(strcmp(outcome, "reply") == 0 ? LL_INFO : LL_WARN,
-	    "ro.msg", "ncs=%s type=%s ro=%s message_id=%d result=%s "
-	    "items=%zu unknown_objects=%zu ms=%lld", log_q(t->ncs),
-	    mos_type_name(t->m->type), log_q(ro_id), (int)t->message_id,
-	    strcmp(outcome, "reply") == 0 ? "ok" : log_q(t->res.err != RO_OK ?
+	t->reply = r;
+	if (t->message_id != 0 && wire_encode(&t->wire, r, t->enc, err,
+	    sizeof err) != 0)
+		wire_clear(&t->wire);	/* encoded on the loop instead */
+}
+
+/* The loop thread: answer, log, resync. */
+static void
+p2_done(void *arg, int rc)
+{
+	struct p2_task	*t = arg;
+	struct gw	*gw = t->gw;
+	struct conn	*c;
+	struct ncs	*n;
+	const char	*ro_id = t->ro_id;
+	bool		 ok;
+
+	(void)rc;
+	if (t->from_ncs) {
+		/* the roList we asked for: nothing to answer */
+		ok = t->res.err == RO_OK && t->rc == QUEUE_OK;
+		log_event(ok ? LL_INFO : LL_WARN, "ro.resync", "ncs=%s ro=%s "
+		    "result=%s", log_q(t->ncs), log_q(ro_id), ok ? "rebuilt" :
+		    log_q(t->res.text));
+		p2_task_free(t);
+		return;
+	}
+	ok = strcmp(t->outcome, "reply") == 0;
+	log_event(ok ? LL_INFO : LL_WARN, "ro.msg", "ncs=%s type=%s ro=%s "
+	    "message_id=%d result=%s items=%zu unknown_objects=%zu ms=%lld",
+	    log_q(t->ncs), mos_type_name(t->type), log_q(ro_id),
+	    (int)t->message_id, ok ? "ok" : log_q(t->res.err != RO_OK ?
 	    t->res.text : "error"), t->res.nitems, p2_unknown(&t->res),
 	    (long long)(util_mono_ms() - t->start_mono));
-	if ((c = p2_conn(gw, t->conn)) != NULL)
-		dispatch_reply(c, r, outcome);
-	else {
+	if ((c = dispatch_conn_find(gw, t->conn)) == NULL)
 		log_event(LL_WARN, "ro.noreply", "ncs=%s type=%s ro=%s "
 		    "reason=connection-closed", log_q(t->ncs),
-		    mos_type_name(t->m->type), log_q(ro_id));
-		mos_msg_free(r);
+		    mos_type_name(t->type), log_q(ro_id));
+	else if (t->wire.data != NULL && t->wire.enc == conn_encoding(c))
+		conn_send_wire(c, &t->wire, t->message_id, t->reply->type,
+		    t->outcome);
+	else {
+		dispatch_reply(c, t->reply, t->outcome);
+		t->reply = NULL;
 	}
 	if (t->res.resync && ro_id != NULL && *ro_id != '\0' &&
 	    (n = ncs_find_by_name(gw, t->ncs)) != NULL)
@@ -258,8 +264,11 @@ profile2_request(struct gw *gw, struct conn *c, struct ncs *ncs,
 	    m->ncs_id : ncs->conf->ncs_id);
 	t->mos_id = xstrdup(gw->cfg->mos_id);
 	t->conn = c->id;
+	t->enc = conn_encoding(c);
 	t->message_id = m->has_message_id ? m->message_id : 0;
 	t->m = m;
+	t->type = m->type;
+	t->ro_id = rostore_ro_id(m) != NULL ? xstrdup(rostore_ro_id(m)) : NULL;
 	t->start_mono = util_mono_ms();
 	dbw_submit(gw->dbw, p2_run, p2_done, t);
 }
@@ -287,6 +296,8 @@ p2_resync_cb(void *arg, struct link_msg *lm, enum link_result res,
 		t->ncs_id = xstrdup(n->conf->ncs_id);
 		t->mos_id = xstrdup(gw->cfg->mos_id);
 		t->m = copy;
+		t->type = copy->type;
+		t->ro_id = xstrdup(p->ro_id);
 		t->from_ncs = true;
 		t->start_mono = util_mono_ms();
 		dbw_submit(gw->dbw, p2_run, p2_done, t);

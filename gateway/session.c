@@ -19,6 +19,9 @@
 
 #include "gateway/gateway.h"
 
+/* Frames from a known NCS this large are parsed off the event loop. */
+#define SESSION_ASYNC_BYTES	(256 * 1024)
+
 static void	session_frame_cb(void *, struct conn *,
     const struct mos_frame *);
 static void	session_error_cb(void *, struct conn *, const char *);
@@ -136,16 +139,23 @@ session_forget_ncs(struct gw *gw, struct ncs *ncs)
 	}
 }
 
-/* One frame from the NCS: check, record, answer. */
-static void
-session_frame_cb(void *arg, struct conn *c, const struct mos_frame *f)
-{
-	struct session	*s = arg;
-	struct ncs	*ncs = s->ncs;
-	struct mos_msg	*m;
+/* A large frame being parsed on the bookkeeping thread. */
+struct session_parse {
+	struct gw		*gw;
+	uint64_t		 conn;
+	uint8_t			*data;
+	size_t			 len;
+	enum mos_enc		 enc;
+	enum mos_mode		 mode;
+	struct mos_msg		*m;
+	struct mos_error	 err;
+};
 
-	if ((m = dispatch_frame(s->gw, c, &ncs, f)) == NULL)
-		return;
+/* The request parsed and checked: the session learns its NCS; answer. */
+static void
+session_handle(struct session *s, struct conn *c, struct ncs *ncs,
+    struct mos_msg *m)
+{
 	if (!s->trusted) {
 		s->trusted = true;
 		conn_set_max_frame(c, (size_t)s->gw->cfg->max_frame);
@@ -155,6 +165,88 @@ session_frame_cb(void *arg, struct conn *c, const struct mos_frame *f)
 		conn_set_idle(c, gw_idle_ms(s->gw, ncs, s->port));
 	}
 	dispatch_request(s->gw, c, ncs, m);
+}
+
+/* The thread: parse. */
+static int
+session_parse_run(struct gwdb *g, void *arg)
+{
+	struct session_parse	*p = arg;
+
+	(void)g;
+	memset(&p->err, 0, sizeof p->err);
+	return mos_parse(p->data, p->len, p->enc, p->mode, &p->m, &p->err);
+}
+
+/* Parsed: carry on as with any frame, and let the connection go on. */
+static void
+session_parse_done(void *arg, int rc)
+{
+	struct session_parse	*p = arg;
+	struct session		*s;
+	struct mos_frame	 f;
+	struct mos_msg		*m;
+	struct ncs		*ncs;
+
+	(void)rc;
+	TAILQ_FOREACH(s, &p->gw->sessions, entry) {
+		if (s->conn->id == p->conn)
+			break;
+	}
+	if (s != NULL) {
+		conn_hold(s->conn, false);
+		memset(&f, 0, sizeof f);
+		f.data = p->data;
+		f.len = p->len;
+		f.enc = p->enc;
+		ncs = s->ncs;
+		if ((m = dispatch_parsed(s->gw, s->conn, &ncs, &f, p->m,
+		    &p->err)) != NULL)
+			session_handle(s, s->conn, ncs, m);
+	} else
+		mos_msg_free(p->m);
+	free(p->data);
+	free(p);
+}
+
+/*
+ * A large frame from a known NCS (a 10 MB roCreate) is parsed on the
+ * bookkeeping thread, so the other links go on meanwhile; its connection
+ * is held until then, so its frames keep their order.
+ */
+static void
+session_parse_async(struct session *s, struct conn *c,
+    const struct mos_frame *f)
+{
+	struct session_parse	*p;
+
+	p = xcalloc(1, sizeof *p);
+	p->gw = s->gw;
+	p->conn = c->id;
+	p->data = xmalloc(f->len);
+	memcpy(p->data, f->data, f->len);
+	p->len = f->len;
+	p->enc = f->enc;
+	p->mode = s->ncs->conf->mode;
+	conn_hold(c, true);
+	dbw_submit(s->gw->dbw, session_parse_run, session_parse_done, p);
+}
+
+/* One frame from the NCS: check, record, answer. */
+static void
+session_frame_cb(void *arg, struct conn *c, const struct mos_frame *f)
+{
+	struct session	*s = arg;
+	struct ncs	*ncs = s->ncs;
+	struct mos_msg	*m;
+
+	if (s->trusted && s->ncs != NULL && f->len >= SESSION_ASYNC_BYTES) {
+		session_parse_async(s, c, f);
+		return;
+	}
+	if ((m = dispatch_frame(s->gw, c, &ncs, f)) == NULL)
+		return;
+	session_handle(s, c, ncs, m);
 }
 
 /* The connection ended or failed. */
