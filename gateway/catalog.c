@@ -416,16 +416,6 @@ fail:
 	return QUEUE_EINVAL;
 }
 
-/* Bind text or NULL. */
-static void
-catalog_bind(sqlite3_stmt *st, int i, const char *s)
-{
-	if (s == NULL)
-		sqlite3_bind_null(st, i);
-	else
-		sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
-}
-
 /* Replace the child rows of an asset. */
 static int
 catalog_put_children(struct gwdb *g, const struct catalog_asset *a)
@@ -457,7 +447,7 @@ catalog_put_children(struct gwdb *g, const struct catalog_asset *a)
 		st = gwdb_stmt(g, ST_ASSET_META_ADD);
 		sqlite3_bind_text(st, 1, a->obj_id, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 2, (sqlite3_int64)i);
-		catalog_bind(st, 3, a->meta[i].scope);
+		gwdb_bind_text(st, 3, a->meta[i].scope);
 		sqlite3_bind_text(st, 4, a->meta[i].schema, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 5, a->meta[i].payload, -1, SQLITE_STATIC);
 		if ((rc = gwdb_exec_stmt(g, st)) != QUEUE_OK)
@@ -466,12 +456,12 @@ catalog_put_children(struct gwdb *g, const struct catalog_asset *a)
 	return QUEUE_OK;
 }
 
-/* Enqueue one publish job per enabled NCS with publish on. */
-static int
-catalog_enqueue(struct gwdb *g, const char *obj_id, int *njobs)
+/* One job per NCS row of st (see gateway.h). */
+int
+catalog_enqueue_rows(struct gwdb *g, sqlite3_stmt *st, const char *lane_prefix,
+    const char *kind, const char *key_tag, const char *obj_id, int *njobs)
 {
 	struct queue_enqueue_req	 req;
-	sqlite3_stmt			*st = gwdb_stmt(g, ST_NCS_PUBLISH);
 	char				**names = NULL, *lane, *key;
 	int				*max = NULL, rc;
 	size_t				 n = 0, i;
@@ -486,14 +476,14 @@ catalog_enqueue(struct gwdb *g, const char *obj_id, int *njobs)
 	sqlite3_reset(st);
 	rc = rc == SQLITE_DONE ? QUEUE_OK : gwdb_rc(rc);
 	for (i = 0; rc == QUEUE_OK && i < n; i++) {
-		xasprintf(&lane, CATALOG_LANE_PREFIX "%s", names[i]);
-		xasprintf(&key, "obj:%s@%s", obj_id, names[i]);
+		xasprintf(&lane, "%s%s", lane_prefix, names[i]);
+		xasprintf(&key, "%s:%s@%s", key_tag, obj_id, names[i]);
 		memset(&req, 0, sizeof req);
 		req.lane = lane;
-		req.kind = CATALOG_KIND_PUBLISH;
+		req.kind = kind;
 		req.payload = obj_id;
 		req.payload_len = strlen(obj_id);
-		req.priority = 5;
+		req.priority = QUEUE_PRIO_DEFAULT;
 		req.max_attempts = max[i];
 		req.coalesce_key = key;
 		rc = queue_enqueue(g->q, &req, &id);
@@ -511,6 +501,14 @@ catalog_enqueue(struct gwdb *g, const char *obj_id, int *njobs)
 	return rc;
 }
 
+/* Enqueue one publish job per enabled NCS with publish on. */
+static int
+catalog_enqueue(struct gwdb *g, const char *obj_id, int *njobs)
+{
+	return catalog_enqueue_rows(g, gwdb_stmt(g, ST_NCS_PUBLISH),
+	    CATALOG_LANE_PREFIX, CATALOG_KIND_PUBLISH, "obj", obj_id, njobs);
+}
+
 /* Roll back and describe what failed (a queue call, or our own SQL). */
 static int
 catalog_abort(struct gwdb *g, int rc, const char *what, bool queue_call,
@@ -523,6 +521,24 @@ catalog_abort(struct gwdb *g, int rc, const char *what, bool queue_call,
 	return rc;
 }
 
+/* Do the paths of a differ from the stored ones ("kind tech url" lines)? */
+static bool
+catalog_paths_differ(const struct catalog_asset *a, const char *stored)
+{
+	struct sbuf	sb = { NULL, 0, 0 };
+	size_t		i;
+	bool		differ;
+
+	for (i = 0; i < a->npaths; i++)
+		sbuf_printf(&sb, "%s%s %s %s", i > 0 ? "\n" : "",
+		    path_kinds[a->paths[i].kind], a->paths[i].tech,
+		    a->paths[i].url);
+	differ = strcmp(sb.s != NULL ? sb.s : "", stored != NULL ? stored :
+	    "") != 0;
+	sbuf_free(&sb);
+	return differ;
+}
+
 /* Upsert an asset and enqueue its deliveries in one transaction. */
 int
 catalog_put(struct gwdb *g, const struct catalog_asset *a, int *rev,
@@ -530,7 +546,7 @@ catalog_put(struct gwdb *g, const struct catalog_asset *a, int *rev,
 {
 	sqlite3_stmt	*st;
 	int64_t		 now;
-	bool		 ready_changed = true;
+	bool		 ready_changed = true, media_changed = false;
 	int		 rc, r = 0;
 
 	if ((rc = catalog_validate(a, err)) != QUEUE_OK)
@@ -541,13 +557,19 @@ catalog_put(struct gwdb *g, const struct catalog_asset *a, int *rev,
 		return rc;
 	}
 	now = queue_now(g->q);
-	/* readiness before: no row, a tombstone, or its objAir */
+	/* before: no row, a tombstone, or its objAir, timing and paths */
 	st = gwdb_stmt(g, ST_RO_ASSET_AIR);
 	sqlite3_bind_text(st, 1, a->obj_id, -1, SQLITE_STATIC);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		ready_changed = sqlite3_column_int(st, 1) != 0 ||
 		    strcmp((const char *)sqlite3_column_text(st, 0),
 		    a->air) != 0;
+		media_changed = sqlite3_column_int(st, 1) == 0 &&
+		    (sqlite3_column_int64(st, 2) != a->dur ||
+		    strcmp((const char *)sqlite3_column_text(st, 3),
+		    a->tb) != 0 || catalog_paths_differ(a,
+		    (const char *)sqlite3_column_text(st, 4)));
+	}
 	sqlite3_reset(st);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return catalog_abort(g, gwdb_rc(rc), "catalog read", false,
@@ -559,10 +581,10 @@ catalog_put(struct gwdb *g, const struct catalog_asset *a, int *rev,
 	sqlite3_bind_text(st, 4, a->tb, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 5, a->dur);
 	sqlite3_bind_text(st, 6, a->air, -1, SQLITE_STATIC);
-	catalog_bind(st, 7, a->abstract);
+	gwdb_bind_text(st, 7, a->abstract);
 	sqlite3_bind_text(st, 8, a->description != NULL ? a->description : "",
 	    -1, SQLITE_STATIC);
-	catalog_bind(st, 9, a->group != NULL && *a->group != '\0' ? a->group :
+	gwdb_bind_text(st, 9, a->group != NULL && *a->group != '\0' ? a->group :
 	    NULL);
 	sqlite3_bind_text(st, 10, a->changed_by, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 11, now);
@@ -577,8 +599,13 @@ catalog_put(struct gwdb *g, const struct catalog_asset *a, int *rev,
 	if ((rc = catalog_enqueue(g, a->obj_id, njobs)) != QUEUE_OK)
 		return catalog_abort(g, rc, "enqueue of the deliveries", true,
 		    err);
-	if (ready_changed && (rc = rostat_enqueue(g, a->obj_id)) != QUEUE_OK)
+	if (ready_changed && (rc = rostat_enqueue(g, a->obj_id,
+	    ROSTAT_KIND)) != QUEUE_OK)
 		return catalog_abort(g, rc, "enqueue of the item statuses",
+		    true, err);
+	if (media_changed && (rc = rostat_enqueue(g, a->obj_id,
+	    ROSTAT_KIND_REPLACE)) != QUEUE_OK)
+		return catalog_abort(g, rc, "enqueue of the item replaces",
 		    true, err);
 	if ((rc = queue_tx_commit(g->q)) != QUEUE_OK) {
 		if (err != NULL)
@@ -626,7 +653,7 @@ catalog_delete(struct gwdb *g, const char *obj_id, const char *by, int *rev,
 	if ((rc = catalog_enqueue(g, obj_id, njobs)) != QUEUE_OK)
 		return catalog_abort(g, rc, "enqueue of the deliveries", true,
 		    err);
-	if ((rc = rostat_enqueue(g, obj_id)) != QUEUE_OK)
+	if ((rc = rostat_enqueue(g, obj_id, ROSTAT_KIND)) != QUEUE_OK)
 		return catalog_abort(g, rc, "enqueue of the item statuses",
 		    true, err);
 	if ((rc = queue_tx_commit(g->q)) != QUEUE_OK) {

@@ -167,6 +167,8 @@ static const struct cfg_key cfg_keys[] = {
 	    NULL },
 	{ SECT_NCS, "ro_element_stat", CT_STR, N(ro_element_stat),
 	    "READY,NOT READY", 0, 0, 128, NULL },
+	{ SECT_NCS, "mos_item_replace", CT_BOOL, N(mos_item_replace), "false",
+	    0, 0, 0, NULL },
 };
 
 static const char *const sect_names[] =

@@ -151,6 +151,7 @@ struct ncs_conf {
 	bool		 publish;
 	int		 max_attempts;
 	char		*ro_element_stat;	/* statuses it accepts */
+	bool		 mos_item_replace;	/* on duration, paths */
 	int		 line;		/* of the section header */
 	int		*lines;		/* per key: where it was set, 0 =
 	    default */
@@ -292,6 +293,8 @@ int	 gwdb_open(struct gwdb **, const struct gwdb_opts *, char **err);
 void	 gwdb_close(struct gwdb *);
 /* A cached prepared statement, reset and with bindings cleared. */
 struct sqlite3_stmt *gwdb_stmt(struct gwdb *, enum gwdb_stmt);
+/* Bind text (static for the statement's use), or NULL for NULL. */
+void	 gwdb_bind_text(struct sqlite3_stmt *, int, const char *);
 /* A SQLite result code as a queue_rc (QUEUE_EBUSY, QUEUE_EFULL, ...). */
 int	 gwdb_rc(int sqlite_rc);
 /* Run one statement to completion (no rows expected). Returns a queue_rc. */
@@ -400,6 +403,14 @@ int	 catalog_delivery_get(struct gwdb *, const char *ncs,
 int	 catalog_delivery_put(struct gwdb *, const char *ncs,
     const char *obj_id,
 	    int rev, const char *status);
+/*
+ * Inside a transaction: one job per row (NCS name, max_attempts) of the
+ * bound statement st, in lane lane_prefix+NAME, of kind, payload obj_id,
+ * coalesce key "key_tag:obj_id@NAME". *njobs (may be NULL): how many.
+ */
+int	 catalog_enqueue_rows(struct gwdb *, struct sqlite3_stmt *st,
+	    const char *lane_prefix, const char *kind, const char *key_tag,
+	    const char *obj_id, int *njobs);
 /* The status a delivery of this row to this NCS carries; NULL = skip it. */
 const char *catalog_delivery_status(const struct catalog_asset *,
 	    const char *last_acked);
@@ -498,15 +509,17 @@ void	 rostore_uses_free(struct rostore_use *, size_t);
 /* rostat.c: roElementStat to the NCS when an asset's readiness changes. */
 
 #define ROSTAT_LANE_PREFIX	"rostat:"
-#define ROSTAT_KIND		"rostat"
+#define ROSTAT_KIND		"rostat"		/* readiness */
+#define ROSTAT_KIND_REPLACE	"itemreplace"	/* duration, paths */
 
 struct rostat;
 
 /*
- * In the catalog's transaction: one job per enabled NCS whose running
- * orders reference obj_id (coalesced per object and NCS).
+ * In the catalog's transaction: one job of that kind per enabled NCS whose
+ * running orders reference obj_id (coalesced per kind, object and NCS).
  */
-int		 rostat_enqueue(struct gwdb *, const char *obj_id);
+int		 rostat_enqueue(struct gwdb *, const char *obj_id,
+		    const char *kind);
 struct rostat	*rostat_new(struct ncs *);
 void		 rostat_free(struct rostat *);
 /* Claim and deliver the next job when the upper link is up. */

@@ -171,8 +171,10 @@ static const char *const gwdb_sql[ST__COUNT] = {
 	    " WHERE ro = ?1 AND story_id = ?2 AND item_id = ?3",
 	[ST_RO_ITEM_POS] = "UPDATE ro_item SET pos = ?4"
 	    " WHERE ro = ?1 AND story_id = ?2 AND item_id = ?3",
-	[ST_RO_ASSET_AIR] = "SELECT air, deleted FROM assets"
-	    " WHERE obj_id = ?1",
+	[ST_RO_ASSET_AIR] = "SELECT air, deleted, dur, tb,"
+	    " (SELECT group_concat(p, char(10)) FROM (SELECT kind || ' ' ||"
+	    " tech || ' ' || url AS p FROM asset_paths WHERE obj_id = ?1"
+	    " ORDER BY seq)) FROM assets WHERE obj_id = ?1",
 	[ST_RO_GET] = "SELECT id, head, air, confirmed, changed FROM ro"
 	    " WHERE ncs = ?1 AND ro_id = ?2",
 	[ST_RO_STORIES] = "SELECT story_id, head FROM ro_story WHERE ro = ?1"
@@ -195,7 +197,7 @@ static const char *const gwdb_sql[ST__COUNT] = {
 	    " JOIN ncs n ON n.name = r.ncs"
 	    " WHERE i.obj_id = ?1 AND n.enabled = 1 ORDER BY r.ncs",
 	[ST_RO_STAT_ITEMS] = "SELECT r.ro_id, i.story_id, i.item_id,"
-	    " i.channel FROM ro_item i JOIN ro r ON r.id = i.ro"
+	    " i.channel, i.xml FROM ro_item i JOIN ro r ON r.id = i.ro"
 	    " JOIN ro_story s ON s.ro = i.ro AND s.story_id = i.story_id"
 	    " WHERE i.obj_id = ?1 AND r.ncs = ?2"
 	    " AND (i.mos_id IS NULL OR i.mos_id = '' OR i.mos_id = ?3)"
@@ -249,6 +251,16 @@ gwdb_stmt(struct gwdb *g, enum gwdb_stmt which)
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
 	return st;
+}
+
+/* Bind text, or NULL for a NULL string. */
+void
+gwdb_bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+	if (s == NULL)
+		sqlite3_bind_null(st, i);
+	else
+		sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
 }
 
 /* Step a statement until done; reset it. */

@@ -2,7 +2,9 @@
  * Status back to the NCS: when an asset's readiness changes (its objAir, its
  * arrival in the catalog, its deletion), every item of ours that references
  * it in a running order of an NCS gets a roElementStat (element ITEM, READY
- * or NOT READY) on that NCS's upper link.
+ * or NOT READY) on that NCS's upper link; when its duration or paths change,
+ * an NCS with mos_item_replace on gets a mosItemReplace for each such item
+ * (the item as stored, with the asset's objDur, objTB and objPaths).
  *
  * The change and one job per NCS holding such items commit together with
  * the catalog write (lane "rostat:NAME", kind "rostat", payload the objID,
@@ -31,6 +33,7 @@ struct rostat_item {
 	char	*story_id;
 	char	*item_id;
 	char	*channel;
+	char	*xml;		/* the stored <item> */
 };
 
 struct rostat {
@@ -63,8 +66,11 @@ struct rostat_task {
 	int64_t			 lease_gen;
 	char			*text;
 	bool			 got;
+	bool			 replace;	/* kind itemreplace */
 	char			*obj_id;
 	const char		*status;
+	struct mos_msg		**msgs;		/* built mosItemReplace */
+	size_t			 nmsgs;
 	struct rostat_item	*items;
 	size_t			 nitems;
 	int			 rc;
@@ -72,48 +78,18 @@ struct rostat_task {
 
 static void	rostat_timer_cb(evutil_socket_t, short, void *);
 
-/* Enqueue the deliveries of an object's readiness (inside a transaction). */
+/*
+ * Enqueue the deliveries of an object's change (inside a transaction):
+ * kind ROSTAT_KIND (readiness) or ROSTAT_KIND_REPLACE (duration, paths).
+ */
 int
-rostat_enqueue(struct gwdb *g, const char *obj_id)
+rostat_enqueue(struct gwdb *g, const char *obj_id, const char *kind)
 {
-	struct queue_enqueue_req	 req;
-	sqlite3_stmt			*st = gwdb_stmt(g, ST_RO_STAT_NCS);
-	char				**names = NULL, *lane, *key;
-	int				*max = NULL, rc;
-	size_t				 n = 0, i;
-	int64_t				 id;
+	sqlite3_stmt	*st = gwdb_stmt(g, ST_RO_STAT_NCS);
 
 	sqlite3_bind_text(st, 1, obj_id, -1, SQLITE_STATIC);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		names = xreallocarray(names, n + 1, sizeof *names);
-		max = xreallocarray(max, n + 1, sizeof *max);
-		names[n] = xstrdup((const char *)sqlite3_column_text(st, 0));
-		max[n++] = sqlite3_column_int(st, 1);
-	}
-	sqlite3_reset(st);
-	rc = rc == SQLITE_DONE ? QUEUE_OK : gwdb_rc(rc);
-	for (i = 0; rc == QUEUE_OK && i < n; i++) {
-		xasprintf(&lane, ROSTAT_LANE_PREFIX "%s", names[i]);
-		xasprintf(&key, "rostat:%s@%s", obj_id, names[i]);
-		memset(&req, 0, sizeof req);
-		req.lane = lane;
-		req.kind = ROSTAT_KIND;
-		req.payload = obj_id;
-		req.payload_len = strlen(obj_id);
-		req.priority = QUEUE_PRIO_DEFAULT;
-		req.max_attempts = max[i];
-		req.coalesce_key = key;
-		rc = queue_enqueue(g->q, &req, &id);
-		if (rc == QUEUE_EXISTS)
-			rc = QUEUE_OK;
-		free(lane);
-		free(key);
-	}
-	for (i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
-	free(max);
-	return rc;
+	return catalog_enqueue_rows(g, st, ROSTAT_LANE_PREFIX, kind, kind,
+	    obj_id, NULL);
 }
 
 /* A column as a copy ("" for NULL). */
@@ -123,6 +99,64 @@ rostat_col(sqlite3_stmt *st, int i)
 	const unsigned char	*s = sqlite3_column_text(st, i);
 
 	return xstrdup(s == NULL ? "" : (const char *)s);
+}
+
+/* A mosItemReplace: the stored item with the asset's timing and paths. */
+static struct mos_msg *
+rostat_replace_msg(const struct rostat_item *it,
+    const struct catalog_asset *a)
+{
+	struct mos_msg	*m = NULL;
+	struct mos_obj	 o;
+	struct mos_item	*item;
+	struct sbuf	 sb = { NULL, 0, 0 };
+
+	sbuf_puts(&sb, "<mos><mosID>x</mosID><ncsID>x</ncsID>"
+	    "<mosItemReplace><roID>");
+	sbuf_xml_text(&sb, it->ro_id);
+	sbuf_puts(&sb, "</roID><storyID>");
+	sbuf_xml_text(&sb, it->story_id);
+	sbuf_puts(&sb, "</storyID>");
+	sbuf_puts(&sb, it->xml);
+	sbuf_puts(&sb, "</mosItemReplace></mos>");
+	if (mos_parse(sb.s, sb.len, MOS_ENC_UTF8, MOS_LENIENT, &m,
+	    NULL) != MOS_OK) {
+		sbuf_free(&sb);
+		return NULL;
+	}
+	sbuf_free(&sb);
+	if (catalog_fill_obj(m, &o, a, "UPDATED") != 0) {
+		mos_msg_free(m);
+		return NULL;
+	}
+	item = &m->u.mos_item_replace.item;
+	item->obj_tb = o.obj_tb;
+	item->obj_dur = o.obj_dur;
+	item->has_obj_dur = true;
+	item->obj_paths = o.obj_paths;
+	m->mos_id = m->ncs_id = NULL;
+	return m;
+}
+
+/* The mosItemReplace messages of a job (thread). */
+static int
+rostat_build_replace(struct gwdb *g, struct rostat_task *t)
+{
+	struct catalog_asset	 a;
+	struct mos_msg		*m;
+	size_t			 i;
+	int			 rc;
+
+	if ((rc = catalog_get(g, t->obj_id, &a)) == QUEUE_ENOTFOUND)
+		return QUEUE_OK;	/* gone: nothing to replace */
+	if (rc != QUEUE_OK)
+		return rc;
+	t->msgs = xcalloc(t->nitems + 1, sizeof *t->msgs);
+	for (i = 0; !a.deleted && i < t->nitems; i++)
+		if ((m = rostat_replace_msg(&t->items[i], &a)) != NULL)
+			t->msgs[t->nmsgs++] = m;
+	catalog_asset_clear(&a);
+	return QUEUE_OK;
 }
 
 /* Claim the next job and read what it needs (thread). */
@@ -141,6 +175,7 @@ rostat_claim(struct gwdb *g, struct rostat_task *t)
 	if (rc != QUEUE_OK || n == 0)
 		return rc;
 	t->got = true;
+	t->replace = strcmp(job.kind, ROSTAT_KIND_REPLACE) == 0;
 	t->job_id = job.id;
 	t->lease_gen = job.lease_gen;
 	t->obj_id = xstrndup(job.payload, job.payload_len);
@@ -164,9 +199,12 @@ rostat_claim(struct gwdb *g, struct rostat_task *t)
 		it->story_id = rostat_col(st, 1);
 		it->item_id = rostat_col(st, 2);
 		it->channel = rostat_col(st, 3);
+		it->xml = rostat_col(st, 4);
 	}
 	sqlite3_reset(st);
-	return rc == SQLITE_DONE ? QUEUE_OK : gwdb_rc(rc);
+	if (rc != SQLITE_DONE)
+		return gwdb_rc(rc);
+	return t->replace ? rostat_build_replace(g, t) : QUEUE_OK;
 }
 
 /* The bookkeeping thread. */
@@ -203,8 +241,12 @@ rostat_task_free(struct rostat_task *t)
 		free(t->items[i].story_id);
 		free(t->items[i].item_id);
 		free(t->items[i].channel);
+		free(t->items[i].xml);
 	}
 	free(t->items);
+	for (i = 0; i < t->nmsgs; i++)
+		mos_msg_free(t->msgs[i]);
+	free(t->msgs);
 	free(t->lane);
 	free(t->name);
 	free(t->mos_id);
@@ -374,7 +416,15 @@ rostat_claimed(void *arg, int rc)
 	st->nacked = st->cancelled = false;
 	st->text[0] = '\0';
 	st->pending = 1;	/* held until every message is queued */
-	for (i = 0; i < t->nitems; i++) {
+	for (i = 0; t->replace && n->conf->mos_item_replace &&
+	    i < t->nmsgs; i++) {
+		st->pending++;
+		sent++;
+		ncs_send(n, GW_PORT_UPPER, link_msg_new(t->msgs[i],
+		    rostat_msg_cb, st));
+		t->msgs[i] = NULL;
+	}
+	for (i = 0; !t->replace && i < t->nitems; i++) {
 		if (!config_ro_status_on(n->conf, t->status))
 			break;
 		st->pending++;
@@ -382,9 +432,11 @@ rostat_claimed(void *arg, int rc)
 		ncs_send(n, GW_PORT_UPPER, link_msg_new(rostat_msg(st,
 		    &t->items[i], t->obj_id, t->status), rostat_msg_cb, st));
 	}
-	log_event(LL_INFO, "rostat.sent", "ncs=%s job=%lld obj=%s status=%s "
-	    "items=%zu sent=%zu", log_q(st->name), (long long)st->job_id,
-	    log_q(st->obj_id), log_q(t->status), t->nitems, sent);
+	log_event(LL_INFO, "rostat.sent", "ncs=%s job=%lld obj=%s kind=%s "
+	    "status=%s items=%zu sent=%zu", log_q(st->name),
+	    (long long)st->job_id, log_q(st->obj_id), t->replace ?
+	    ROSTAT_KIND_REPLACE : ROSTAT_KIND, t->replace ? "-" :
+	    log_q(t->status), t->nitems, sent);
 	rostat_task_free(t);
 	if (--st->pending == 0)
 		rostat_finish(st);

@@ -73,16 +73,6 @@ ro_empty(const char *s)
 	return s == NULL || *s == '\0';
 }
 
-/* Bind text or NULL. */
-static void
-ro_bind(sqlite3_stmt *st, int i, const char *s)
-{
-	if (s == NULL)
-		sqlite3_bind_null(st, i);
-	else
-		sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
-}
-
 /* Set the error of a result (the first one wins). */
 static int
 ro_fail(struct ro_result *res, int err, bool resync, const char *fmt, ...)
@@ -264,9 +254,9 @@ ro_item_add(struct ro_ctx *x, const char *story_id,
 	sqlite3_bind_int64(st, 4, pos);
 	sqlite3_bind_text(st, 5, it->obj_id != NULL ? it->obj_id : "", -1,
 	    SQLITE_STATIC);
-	ro_bind(st, 6, it->mos_id);
-	ro_bind(st, 7, it->item_slug);
-	ro_bind(st, 8, it->item_channel);
+	gwdb_bind_text(st, 6, it->mos_id);
+	gwdb_bind_text(st, 7, it->item_slug);
+	gwdb_bind_text(st, 8, it->item_channel);
 	if (it->has_item_ed_start)
 		sqlite3_bind_int64(st, 9, it->item_ed_start);
 	if (it->has_item_ed_dur)
@@ -313,7 +303,7 @@ ro_story_add(struct ro_ctx *x, const struct mos_story *s, int64_t pos,
 	sqlite3_bind_int64(st, 1, x->ro);
 	sqlite3_bind_text(st, 2, s->story_id, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 3, pos);
-	ro_bind(st, 4, s->story_slug);
+	gwdb_bind_text(st, 4, s->story_slug);
 	sqlite3_bind_text(st, 5, sb->s, (int)sb->len, SQLITE_STATIC);
 	if ((rc = gwdb_exec_stmt(x->g, st)) != QUEUE_OK)
 		return rc;
@@ -676,7 +666,7 @@ ro_put(struct ro_ctx *x, const struct mos_ro *ro)
 	if (rc == QUEUE_OK) {
 		sqlite3_bind_text(st, 1, x->ncs, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 2, ro->ro_id, -1, SQLITE_STATIC);
-		ro_bind(st, 3, ro->ro_slug);
+		gwdb_bind_text(st, 3, ro->ro_slug);
 		sqlite3_bind_text(st, 4, sb.s, (int)sb.len, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 5, now);
 		if ((rc = sqlite3_step(st)) == SQLITE_ROW)
@@ -710,7 +700,7 @@ ro_metadata(struct ro_ctx *x, const struct mos_ro *ro)
 	st = gwdb_stmt(x->g, ST_RO_HEAD);
 	sqlite3_bind_text(st, 1, x->ncs, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, ro->ro_id, -1, SQLITE_STATIC);
-	ro_bind(st, 3, ro->ro_slug);
+	gwdb_bind_text(st, 3, ro->ro_slug);
 	sqlite3_bind_text(st, 4, sb.s, (int)sb.len, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 5, util_now_ms());
 	rc = gwdb_exec_stmt(x->g, st);
@@ -974,7 +964,7 @@ ro_apply_msg(struct ro_ctx *x, const struct mos_msg *m)
 	case MOS_T_RO_READY_TO_AIR:
 		st = gwdb_stmt(x->g, ST_RO_AIR);
 		sqlite3_bind_int64(st, 1, x->ro);
-		ro_bind(st, 2, m->u.ro_ready_to_air.ro_air);
+		gwdb_bind_text(st, 2, m->u.ro_ready_to_air.ro_air);
 		sqlite3_bind_int64(st, 3, util_now_ms());
 		return gwdb_exec_stmt(x->g, st);
 	case MOS_T_RO_ELEMENT_ACTION:
@@ -1155,7 +1145,7 @@ rostore_list(struct gwdb *g, const char *ncs, struct rostore_row **out,
 
 	*out = NULL;
 	*n = 0;
-	ro_bind(st, 1, ncs);
+	gwdb_bind_text(st, 1, ncs);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		*out = xreallocarray(*out, *n + 1, sizeof **out);
 		r = &(*out)[(*n)++];

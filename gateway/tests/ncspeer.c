@@ -493,7 +493,7 @@ ncspeer_ro_find(struct ncspeer *p, const char *ro_id)
 	return NULL;
 }
 
-/* roReq, roReqAll, roElementStat from the gateway (mtx held). */
+/* roReq, roReqAll, roElementStat, mosItemReplace from the gateway. */
 static void
 ncspeer_answer_ro(struct ncspeer *p, struct ncspeer_conn *c,
     const struct mos_msg *req)
@@ -527,11 +527,14 @@ ncspeer_answer_ro(struct ncspeer *p, struct ncspeer_conn *c,
 		else if (req->type == MOS_T_RO_ELEMENT_STAT)
 			m->u.ro_ack.ro_id = mos_msg_strdup(m,
 			    req->u.ro_element_stat.ro_id);
+		else if (req->type == MOS_T_MOS_ITEM_REPLACE)
+			m->u.ro_ack.ro_id = mos_msg_strdup(m,
+			    req->u.mos_item_replace.ro_id);
 		else
 			m->u.ro_ack.ro_id = "";
-		m->u.ro_ack.ro_status = req->type == MOS_T_RO_ELEMENT_STAT ?
-		    "OK" : req->type == MOS_T_RO_REQ ? "RO not found" :
-		    "roReqAll refused by ncspeer";
+		m->u.ro_ack.ro_status = req->type == MOS_T_RO_REQ ?
+		    "RO not found" : req->type == MOS_T_RO_REQ_ALL ?
+		    "roReqAll refused by ncspeer" : "OK";
 	}
 	ncspeer_reply(p, c, m, 0);
 }
@@ -573,6 +576,7 @@ ncspeer_answer(struct ncspeer *p, struct ncspeer_conn *c,
 	case MOS_T_RO_REQ:
 	case MOS_T_RO_REQ_ALL:
 	case MOS_T_RO_ELEMENT_STAT:
+	case MOS_T_MOS_ITEM_REPLACE:
 		ncspeer_answer_ro(p, c, req);
 		break;
 	default:

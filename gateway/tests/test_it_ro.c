@@ -373,22 +373,84 @@ test_status_back(void **state)
 	GWRIG_CHECK(r, wait_stats(r, &mt, 2, "NOT READY", "I1,I3"));
 	GWRIG_CHECK(r, gwproc_wait_idle(r->gw, lane, WAIT_MS) == 0);
 	GWRIG_CHECK(r, gwproc_job_count(r->gw, lane, QUEUE_DONE) == 1);
-	/* a change that is not about readiness sends nothing */
+	/* a change that is not about readiness or media sends nothing */
 	GWRIG_CHECK(r, gwproc_mosctl(r->gw, NULL, "asset", "put", "A1",
 	    "--slug", "renamed", "--air", "NOT READY", (char *)NULL) == 0);
 	GWRIG_CHECK(r, gwproc_job_count(r->gw, lane, -1) == 1);
+	/* a new duration: mos_item_replace is off here, nothing is sent */
+	mt.from = ncspeer_nframes(r->ncs);
+	GWRIG_CHECK(r, gwproc_mosctl(r->gw, NULL, "asset", "put", "A1",
+	    "--slug", "renamed", "--air", "NOT READY", "--dur", "99",
+	    (char *)NULL) == 0);
+	GWRIG_CHECK(r, gwproc_wait_jobs(r->gw, lane, QUEUE_DONE, 2, WAIT_MS)
+	    == 2);
+	GWRIG_CHECK(r, gwproc_log_wait(r->gw, 0, WAIT_MS, "event=rostat.sent",
+	    "kind=itemreplace", "sent=0", (char *)NULL) != -1);
 	/* link down: queued, delivered once the NCS is back */
 	ncspeer_down(r->ncs, false);
 	GWRIG_CHECK(r, gwproc_log_wait(r->gw, 0, WAIT_MS, "event=link.down",
 	    "port=upper", (char *)NULL) != -1);
 	mt.from = ncspeer_nframes(r->ncs);
 	GWRIG_CHECK(r, gwproc_mosctl(r->gw, NULL, "asset", "put", "A1",
-	    "--slug", "one", "--air", "READY", (char *)NULL) == 0);
-	GWRIG_CHECK(r, gwproc_job_count(r->gw, lane, QUEUE_DONE) == 1);
+	    "--slug", "one", "--air", "READY", "--dur", "99",
+	    (char *)NULL) == 0);
+	GWRIG_CHECK(r, gwproc_job_count(r->gw, lane, QUEUE_DONE) == 2);
 	GWRIG_CHECK(r, ncspeer_up(r->ncs) == 0);
 	GWRIG_CHECK(r, wait_stats(r, &mt, 2, "READY", "I1,I3"));
 	GWRIG_CHECK(r, gwproc_wait_idle(r->gw, lane, WAIT_MS) == 0);
-	GWRIG_CHECK(r, gwproc_job_count(r->gw, lane, QUEUE_DONE) == 2);
+	GWRIG_CHECK(r, gwproc_job_count(r->gw, lane, QUEUE_DONE) == 3);
+}
+
+/* An NCS that wants mosItemReplace when an item's media changes. */
+static int
+setup_item_replace(void **state)
+{
+	return itutil_setup_ncs(state, MOS_ENC_UTF16BE,
+	    "mos_item_replace = true\n");
+}
+
+static void
+test_item_replace(void **state)
+{
+	struct gwrig			*r = *state;
+	const struct ncspeer_frame	*f;
+	const struct mos_item		*it;
+	struct ncspeer_match		 mt;
+	int				 c;
+
+	GWRIG_CHECK(r, gwproc_mosctl(r->gw, NULL, "asset", "put", "C1",
+	    "--slug", "clip", "--dur", "100", (char *)NULL) == 0);
+	c = gwrig_dial(r, NCSPEER_UPPER);
+	GWRIG_CHECK(r, c > 0);
+	f = send_body(r, c, "<roCreate><roID>R4</roID><roSlug>s</roSlug>"
+	    "<story><storyID>S1</storyID><item><itemID>I1</itemID>"
+	    "<itemSlug>keep me</itemSlug><objID>C1</objID><mosID>" MOSID
+	    "</mosID><itemEdStart>5</itemEdStart></item></story>"
+	    "</roCreate>");
+	GWRIG_CHECK(r, ro_ack(f, "R4", "OK"));
+	memset(&mt, 0, sizeof mt);
+	mt.type = "mosItemReplace";
+	mt.side = NCSPEER_ACCEPTED;
+	mt.from = ncspeer_nframes(r->ncs);
+	/* new duration and a path, same readiness */
+	GWRIG_CHECK(r, gwproc_mosctl(r->gw, NULL, "asset", "put", "C1",
+	    "--slug", "clip", "--dur", "250", "--path",
+	    "http://media.local/c1.mp4", "--tech", "H.264", (char *)NULL) == 0);
+	f = ncspeer_wait(r->ncs, &mt, WAIT_MS);
+	GWRIG_CHECK(r, f != NULL && f->msg != NULL);
+	GWRIG_CHECK(r, strcmp(f->msg->u.mos_item_replace.ro_id, "R4") == 0 &&
+	    strcmp(f->msg->u.mos_item_replace.story_id, "S1") == 0);
+	it = &f->msg->u.mos_item_replace.item;
+	GWRIG_CHECK(r, strcmp(it->item_id, "I1") == 0 &&
+	    strcmp(it->item_slug, "keep me") == 0 && it->item_ed_start == 5);
+	GWRIG_CHECK(r, it->has_obj_dur && it->obj_dur == 250);
+	GWRIG_CHECK(r, it->obj_paths != NULL &&
+	    it->obj_paths->obj_path.n == 1 &&
+	    strcmp(it->obj_paths->obj_path.v[0].url,
+	    "http://media.local/c1.mp4") == 0);
+	GWRIG_CHECK(r, gwproc_wait_idle(r->gw, "rostat:n1", WAIT_MS) == 0);
+	mt.type = "roElementStat";
+	GWRIG_CHECK(r, ncspeer_count(r->ncs, &mt) == 0);
 }
 
 /* An NCS that takes no roElementStat at all. */
@@ -439,6 +501,8 @@ main(void)
 		    itutil_setup, itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_status_back_off,
 		    setup_no_stat, itutil_teardown),
+		cmocka_unit_test_setup_teardown(test_item_replace,
+		    setup_item_replace, itutil_teardown),
 	};
 
 	mos_init();
