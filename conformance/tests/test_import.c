@@ -371,13 +371,44 @@ test_import_cut_and_gap(void **state)
 	unlink(o);
 }
 
+/*
+ * The capture with its listMachInfo answers compared for presence only:
+ * the device's identity and profiles are those of the mosgw that was
+ * recorded, not of the one it is played against. Written to out.
+ */
+static void
+identity_any(const char *text, char *out, size_t len)
+{
+	struct sbuf	 sb = { NULL, 0, 0 };
+	const char	*p = text, *nl;
+
+	while (*p != '\0') {
+		nl = strchr(p, '\n');
+		if (nl == NULL)
+			nl = p + strlen(p);
+		if (strstr(p, "\"type\":\"listMachInfo\"") != NULL &&
+		    strstr(p, "\"type\":\"listMachInfo\"") < nl &&
+		    nl > p && nl[-1] == '}') {
+			sbuf_add(&sb, p, (size_t)(nl - p - 1));
+			sbuf_puts(&sb, ",\"any\":[\"supportedProfiles\","
+			    "\"hwRev\",\"DOM\",\"SN\",\"ID\"]}");
+		} else
+			sbuf_add(&sb, p, (size_t)(nl - p));
+		sbuf_puts(&sb, "\n");
+		p = *nl != '\0' ? nl + 1 : nl;
+	}
+	rtest_write_file(out, len, "loopback-any.jsonl", sb.s);
+	sbuf_free(&sb);
+}
+
 /* The loopback capture in fixtures/pcap/ replays against mosgw. */
 static void
 test_import_real_capture(void **state)
 {
 	struct gwproc	*gp;
 	struct gwchild	 ch;
-	char		 pcap[1024], o[512], dev[128], *text;
+	char		 pcap[1024], o[512], o2[512], dev[128], *text;
+	int		 rc;
 
 	(void)state;
 	snprintf(pcap, sizeof pcap, "%s/fixtures/pcap/mos-loopback.pcapng",
@@ -387,17 +418,21 @@ test_import_real_capture(void **state)
 	assert_non_null(strstr(ch.buf, "imported 20 frames"));
 	assert_non_null(strstr(ch.buf, "(0 warnings)"));
 	gwchild_clear(&ch);
+	identity_any(text, o2, sizeof o2);
 	free(text);
 	assert_non_null(gp = rtest_gateway(NULL));
 	snprintf(dev, sizeof dev, "127.0.0.1:%u:%u:%u", gp->lower_port,
 	    gp->upper_port, gp->query_port);
-	assert_int_equal(rtest_mosreplay(&ch, "play", o, "--device", dev,
-	    "--fast", (char *)NULL), 0);
+	rc = rtest_mosreplay(&ch, "play", o2, "--device", dev, "--fast",
+	    (char *)NULL);
+	rtest_print(stderr, "mosreplay play", ch.buf);
+	assert_int_equal(rc, 0);
 	assert_non_null(strstr(ch.buf, "10 passed, 0 failed"));
 	gwchild_clear(&ch);
 	assert_int_equal(gwproc_stop(gp), 0);
 	gwproc_free(gp);
 	unlink(o);
+	unlink(o2);
 }
 
 int
