@@ -500,7 +500,7 @@ ncspeer_answer_ro(struct ncspeer *p, struct ncspeer_conn *c,
 {
 	const struct mos_msg	*ro;
 	struct mos_msg		*m;
-	struct mos_ro		*v;
+	struct mos_ro		*v = NULL;
 	size_t			 i;
 
 	if (req->type == MOS_T_RO_REQ &&
@@ -517,7 +517,7 @@ ncspeer_answer_ro(struct ncspeer *p, struct ncspeer_conn *c,
 			v[i].story.n = 0;
 			v[i].macro_in = v[i].macro_out = NULL;
 		}
-		m->u.ro_list_all.ro.v = p->nros > 0 ? v : NULL;
+		m->u.ro_list_all.ro.v = v;
 		m->u.ro_list_all.ro.n = p->nros;
 	} else {
 		m = ncspeer_reply_msg(req, MOS_T_RO_ACK);
