@@ -32,6 +32,7 @@ enum cfg_type {
 	CT_SECS,	/* seconds, may be fractional; stored as ms */
 	CT_BOOL,
 	CT_ENUM,	/* one of names[]; stored as its index */
+	CT_ALLOW,	/* an allow-list (acl_parse); stored as text */
 };
 
 #define CF_REQUIRED	0x01
@@ -98,7 +99,11 @@ static const struct cfg_key cfg_keys[] = {
 	    0, 1, DAY, NULL },
 	{ SECT_GATEWAY, "idle_timeout", CT_SECS, G(idle_timeout_ms), "0", 0, 0,
 	    7 * DAY, NULL },
+	{ SECT_GATEWAY, "handshake_timeout", CT_SECS, G(handshake_ms), "10", 0,
+	    1, DAY, NULL },
 	{ SECT_GATEWAY, "max_conn_per_port", CT_INT, G(max_conn_per_port), "8",
+	    0, 1, 100000, NULL },
+	{ SECT_GATEWAY, "max_conn_per_addr", CT_INT, G(max_conn_per_addr), "16",
 	    0, 1, 100000, NULL },
 	{ SECT_GATEWAY, "max_conn", CT_INT, G(max_conn), "64", 0, 1, 100000,
 	    NULL },
@@ -114,6 +119,8 @@ static const struct cfg_key cfg_keys[] = {
 	{ SECT_DATABASE, "history", CT_BOOL, G(history), "on", 0, 0, 0, NULL },
 	{ SECT_DATABASE, "history_retention", CT_SECS,
 	    G(history_retention_ms), "604800", 0, 1, 3650 * DAY, NULL },
+	{ SECT_DATABASE, "history_max_bytes", CT_SIZE, G(history_max_bytes),
+	    "1g", 0, 1024 * 1024, 1LL << 50, NULL },
 	{ SECT_DATABASE, "done_retention", CT_SECS,
 	    G(done_retention_ms), "86400", 0, 1, 3650 * DAY, NULL },
 	{ SECT_DATABASE, "failed_retention", CT_SECS,
@@ -169,6 +176,8 @@ static const struct cfg_key cfg_keys[] = {
 	    "READY,NOT READY", 0, 0, 128, NULL },
 	{ SECT_NCS, "mos_item_replace", CT_BOOL, N(mos_item_replace), "false",
 	    0, 0, 0, NULL },
+	{ SECT_NCS, "allow", CT_ALLOW, N(allow), "hosts, loopback", 0, 0, 0,
+	    NULL },
 };
 
 static const char *const sect_names[] =
@@ -312,6 +321,8 @@ cfg_set(const struct cfg_key *k, void *base, const char *v, char *why,
 	char		*field = (char *)base + k->off;
 	int64_t		 n = 0;
 	unsigned char	 a[16];
+	struct acl	 acl;
+	char		*err;
 	bool		 b;
 	size_t		 i;
 
@@ -384,6 +395,16 @@ cfg_set(const struct cfg_key *k, void *base, const char *v, char *why,
 			return -1;
 		}
 		*(bool *)field = b;
+		return 0;
+	case CT_ALLOW:
+		if (acl_parse(&acl, v, &err) != 0) {
+			snprintf(why, whylen, "%s", err);
+			free(err);
+			return -1;
+		}
+		acl_clear(&acl);
+		free(*(char **)field);
+		*(char **)field = xstrdup(v);
 		return 0;
 	case CT_ENUM:
 		for (i = 0; k->names[i] != NULL; i++) {
@@ -842,7 +863,8 @@ cfg_free_strings(enum cfg_sect sect, void *base, bool ncs)
 			continue;
 		if (sect != SECT_NONE && k->sect != sect)
 			continue;
-		if (k->type == CT_STR || k->type == CT_ID || k->type == CT_ADDR)
+		if (k->type == CT_STR || k->type == CT_ID ||
+		    k->type == CT_ADDR || k->type == CT_ALLOW)
 			free(*(char **)((char *)base + k->off));
 	}
 }
@@ -898,6 +920,7 @@ config_ncs_equal(const struct ncs_conf *a, const struct ncs_conf *b)
 		case CT_STR:
 		case CT_ID:
 		case CT_ADDR:
+		case CT_ALLOW:
 			if (strcmp(*(char *const *)pa, *(char *const *)pb) != 0)
 				return false;
 			break;
@@ -951,7 +974,8 @@ config_ncs_dup(const struct ncs_conf *src)
 	memcpy(n->lines, src->lines, nitems(cfg_keys) * sizeof *n->lines);
 	for (k = cfg_keys; k < cfg_keys + nitems(cfg_keys); k++) {
 		if (k->sect != SECT_NCS || (k->type != CT_STR &&
-		    k->type != CT_ID && k->type != CT_ADDR))
+		    k->type != CT_ID && k->type != CT_ADDR &&
+		    k->type != CT_ALLOW))
 			continue;
 		f = (char **)((char *)n + k->off);
 		*f = xstrdup(*f);

@@ -468,15 +468,16 @@ conn_encoding(const struct conn *c)
 	return c->enc == MOS_ENC_AUTO ? MOS_ENC_UTF16BE : c->enc;
 }
 
-/* Write a frame, record it in history. */
+/* Write a frame, record it in history (unless record is false). */
 static void
 conn_put_frame(struct conn *c, const void *data, size_t len,
-    enum mos_type type, int32_t message_id, const char *outcome)
+    enum mos_type type, int32_t message_id, const char *outcome, bool record)
 {
 	conn_write(c, data, len);
-	history_add(c->gw->hist, c->ncs, c->port, HISTORY_OUT, c->id,
-	    message_id, mos_type_name(type), outcome, data, len,
-	    conn_encoding(c));
+	if (record)
+		history_add(c->gw->hist, c->ncs, c->port, HISTORY_OUT, c->id,
+		    message_id, mos_type_name(type), outcome, data, len,
+		    conn_encoding(c));
 	if (log_enabled(LL_DEBUG))
 		log_event(LL_DEBUG, "msg.out", "conn=%llu ncs=%s port=%s "
 		    "type=%s message_id=%d bytes=%zu",
@@ -490,6 +491,14 @@ conn_put_frame(struct conn *c, const void *data, size_t len,
 int
 conn_send(struct conn *c, const struct mos_msg *m, const char *outcome)
 {
+	return conn_send_rec(c, m, outcome, true);
+}
+
+/* Encode, write; record in history only if record is true. */
+int
+conn_send_rec(struct conn *c, const struct mos_msg *m, const char *outcome,
+    bool record)
+{
 	struct mos_buf	 buf = { NULL, 0, 0 };
 	char		 err[256];
 
@@ -502,7 +511,7 @@ conn_send(struct conn *c, const struct mos_msg *m, const char *outcome)
 		return -1;
 	}
 	conn_put_frame(c, buf.data, buf.len, m->type, m->has_message_id ?
-	    m->message_id : 0, outcome);
+	    m->message_id : 0, outcome, record);
 	mos_buf_free(&buf);
 	return 0;
 }
@@ -515,7 +524,7 @@ conn_send_wire(struct conn *c, const struct wire *w, int32_t message_id,
 	struct sbuf	*sb = &c->gw->scratch;
 
 	wire_splice(w, message_id, sb);
-	conn_put_frame(c, sb->s, sb->len, type, message_id, outcome);
+	conn_put_frame(c, sb->s, sb->len, type, message_id, outcome, true);
 }
 
 /* Stop handing out frames and reading, or start again. */
@@ -536,4 +545,26 @@ conn_resume(struct conn *c)
 {
 	if (!c->dead)
 		event_active(c->more, EV_TIMEOUT, 0);
+}
+
+/* Close from the owner's side: its error callback follows (once). */
+void
+conn_abort(struct conn *c, const char *reason)
+{
+	c->busy++;
+	conn_fail(c, reason);
+	conn_leave(c);
+}
+
+/*
+ * Read what the peer has already sent, now, as if its read event had fired
+ * (before the owner gives up on it). Nothing happens while reading is
+ * stopped. The owner's callbacks may run, and free the connection.
+ */
+void
+conn_poll(struct conn *c)
+{
+	if (c->dead || c->rd == NULL || !event_pending(c->rd, EV_READ, NULL))
+		return;
+	conn_read_cb(bufferevent_getfd(c->bev), EV_READ, c);
 }

@@ -5,10 +5,77 @@
  * protocol's negative answer where the message type allows it (mosAck NACK
  * on lower/query, roAck on upper) or logged and dropped; the connection
  * stays up.
+ *
+ * What an unauthenticated peer sends costs bounded disk: a frame with a
+ * pair that is not configured, one from an address its NCS does not allow,
+ * or one that does not parse on a connection no NCS is known on yet, is
+ * recorded as a summary (type, size, peer, envelope IDs, the first
+ * DISPATCH_PREFIX bytes), and only while token buckets per source address
+ * and in all have a token; past them such frames (and our NACKs) are only
+ * counted, in the next summary and msg.reject line.
  */
+#include <ctype.h>
 #include <string.h>
 
 #include "gateway/gateway.h"
+
+#define DISPATCH_PREFIX	256	/* bytes of a summarized frame kept */
+#define DISPATCH_ID_MAX	64	/* characters of an ID in a summary */
+
+/* May one more unauthenticated frame be recorded and logged? */
+static bool
+dispatch_admit(struct gw *gw, struct conn *c)
+{
+	int64_t	now = util_mono_ms();
+
+	if (srclim_take(gw->hist_src, &c->src, now) &&
+	    bucket_take(&gw->hist_all, now))
+		return true;
+	gw->hist_skipped++;
+	return false;
+}
+
+/* A short printable copy of an ID (or type) from an untrusted frame. */
+static void
+dispatch_short(char *dst, size_t len, const char *s)
+{
+	size_t	i;
+
+	for (i = 0; s != NULL && s[i] != '\0' && i + 1 < len &&
+	    i < DISPATCH_ID_MAX; i++)
+		dst[i] = isgraph((unsigned char)s[i]) ? s[i] : '?';
+	dst[i] = '\0';
+}
+
+/*
+ * Record the summary of an unauthenticated frame: what (unknown-pair,
+ * not-allowed, parse-error) with its size, peer and IDs as the outcome,
+ * and the first bytes of the frame (whole characters) as its XML.
+ */
+static void
+dispatch_summary(struct gw *gw, struct conn *c, const struct mos_frame *f,
+    const char *type, int32_t message_id, const char *what,
+    const char *mos_id, const char *ncs_id)
+{
+	char	outcome[300], tname[DISPATCH_ID_MAX + 1];
+	char	mid[DISPATCH_ID_MAX + 1], nid[DISPATCH_ID_MAX + 1];
+	size_t	n = f->len < DISPATCH_PREFIX ? f->len : DISPATCH_PREFIX;
+
+	if (f->enc == MOS_ENC_UTF16BE)
+		n &= ~(size_t)1;
+	else
+		while (n > 0 && n < f->len && (f->data[n] & 0xc0) == 0x80)
+			n--;
+	dispatch_short(mid, sizeof mid, mos_id);
+	dispatch_short(nid, sizeof nid, ncs_id);
+	dispatch_short(tname, sizeof tname, type);
+	snprintf(outcome, sizeof outcome, "%s bytes=%zu peer=%s mos_id=%s "
+	    "ncs_id=%s skipped=%llu", what, f->len, c->peer, mid, nid,
+	    (unsigned long long)gw->hist_skipped);
+	history_add(gw->hist, c->ncs, c->port, HISTORY_IN, c->id, message_id,
+	    tname, outcome, f->data, n, f->enc);
+	gw_flush_soon(gw);
+}
 
 /* Record an incoming frame. */
 static void
@@ -20,18 +87,22 @@ dispatch_history(struct gw *gw, struct conn *c, const struct mos_frame *f,
 	gw_flush_soon(gw);
 }
 
-/* Send a negative answer and log it. */
+/* Send a negative answer; log and record it if record. */
 static void
 dispatch_nack(struct gw *gw, struct conn *c, const char *ncs_id,
-    int32_t message_id, const char *type, const char *text)
+    int32_t message_id, const char *type, const char *text, bool record)
 {
 	struct mos_msg	*r;
 
 	r = reply_nack(c->port, gw->cfg->mos_id, ncs_id, message_id, text);
-	log_event(LL_WARN, "msg.nack", "conn=%llu ncs=%s port=%s type=%s "
-	    "message_id=%d reason=%s", (unsigned long long)c->id, log_q(c->ncs),
-	    gw_port_name(c->port), log_q(type), (int)message_id, log_q(text));
-	dispatch_reply(c, r, "nack");
+	if (record)
+		log_event(LL_WARN, "msg.nack", "conn=%llu ncs=%s port=%s "
+		    "type=%s message_id=%d reason=%s",
+		    (unsigned long long)c->id, log_q(c->ncs),
+		    gw_port_name(c->port), log_q(type), (int)message_id,
+		    log_q(text));
+	conn_send_rec(c, r, "nack", record);
+	mos_msg_free(r);
 }
 
 /* A frame that did not parse: NACK if the envelope could be read. */
@@ -43,24 +114,76 @@ dispatch_bad_frame(struct gw *gw, struct conn *c, const struct mos_frame *f,
 	char				 text[300];
 	int32_t				 id = env->have_message_id ?
 					    env->message_id : 0;
+	bool				 record = true;
 
-	dispatch_history(gw, c, f, env->type_name, id, "parse-error");
-	log_event(LL_WARN, "frame.error", "conn=%llu ncs=%s port=%s peer=%s "
-	    "stage=parse type=%s message_id=%d code=%s error=%s",
-	    (unsigned long long)c->id,
-	    log_q(c->ncs), gw_port_name(c->port), c->peer,
-	    log_q(env->type_name), (int)id, mos_err_name(err->code),
-	    log_q(err->msg));
+	if (c->ncs[0] != '\0')
+		dispatch_history(gw, c, f, env->type_name, id, "parse-error");
+	else if ((record = dispatch_admit(gw, c)))
+		dispatch_summary(gw, c, f, env->type_name, id, "parse-error",
+		    env->have_mos_id ? env->mos_id : NULL,
+		    env->have_ncs_id ? env->ncs_id : NULL);
+	if (record)
+		log_event(LL_WARN, "frame.error", "conn=%llu ncs=%s port=%s "
+		    "peer=%s stage=parse type=%s message_id=%d code=%s "
+		    "error=%s", (unsigned long long)c->id, log_q(c->ncs),
+		    gw_port_name(c->port), c->peer, log_q(env->type_name),
+		    (int)id, mos_err_name(err->code), log_q(err->msg));
 	if (reply_is_answer_type(env->type_name) || !env->have_mos_id ||
 	    !env->have_ncs_id) {
-		log_event(LL_INFO, "msg.drop", "conn=%llu port=%s reason=%s",
-		    (unsigned long long)c->id, gw_port_name(c->port),
-		    reply_is_answer_type(env->type_name) ? "answer-type" :
-		    "no-envelope");
+		if (record)
+			log_event(LL_INFO, "msg.drop", "conn=%llu port=%s "
+			    "reason=%s", (unsigned long long)c->id,
+			    gw_port_name(c->port),
+			    reply_is_answer_type(env->type_name) ?
+			    "answer-type" : "no-envelope");
 		return;
 	}
 	snprintf(text, sizeof text, "Bad message: %s", err->msg);
-	dispatch_nack(gw, c, env->ncs_id, id, env->type_name, text);
+	dispatch_nack(gw, c, env->ncs_id, id, env->type_name, text, record);
+}
+
+/* A frame whose (mosID, ncsID) pair is not configured. */
+static void
+dispatch_unknown_pair(struct gw *gw, struct conn *c,
+    const struct mos_frame *f, const struct mos_msg *m)
+{
+	char	text[400];
+	int32_t	id = m->has_message_id ? m->message_id : 0;
+	bool	record;
+
+	if ((record = dispatch_admit(gw, c))) {
+		dispatch_summary(gw, c, f, m->type_name, id, "unknown-pair",
+		    m->mos_id, m->ncs_id);
+		log_event(LL_WARN, "msg.reject", "conn=%llu port=%s peer=%s "
+		    "type=%s mos_id=%s ncs_id=%s reason=unknown-pair "
+		    "skipped=%llu", (unsigned long long)c->id,
+		    gw_port_name(c->port), c->peer, log_q(m->type_name),
+		    log_q(m->mos_id), log_q(m->ncs_id),
+		    (unsigned long long)gw->hist_skipped);
+		gw->hist_skipped = 0;
+	}
+	if (reply_is_answer_type(m->type_name))
+		return;
+	snprintf(text, sizeof text, "MosDevice not found: mosID '%s' with "
+	    "ncsID '%s' is not configured here", m->mos_id != NULL ?
+	    m->mos_id : "", m->ncs_id != NULL ? m->ncs_id : "");
+	dispatch_nack(gw, c, m->ncs_id, id, m->type_name, text, record);
+}
+
+/* A frame for n from an address n does not allow: summary, close. */
+static void
+dispatch_not_allowed(struct gw *gw, struct conn *c,
+    const struct mos_frame *f, const struct mos_msg *m, struct ncs *n)
+{
+	char	key[100];
+
+	if (dispatch_admit(gw, c))
+		dispatch_summary(gw, c, f, m->type_name, m->has_message_id ?
+		    m->message_id : 0, "not-allowed", m->mos_id, m->ncs_id);
+	snprintf(key, sizeof key, "[ncs.%s] allow", n->conf->name);
+	session_log_refusal(c->port, c->peer, "not-allowed", n->conf->name,
+	    key);
+	conn_abort(c, "not-allowed");
 }
 
 /* Empty or absent. */
@@ -135,7 +258,6 @@ dispatch_parsed(struct gw *gw, struct conn *c, struct ncs **ncsp,
     const struct mos_frame *f, struct mos_msg *m, const struct mos_error *err)
 {
 	struct ncs		*n;
-	char			 text[400];
 	int32_t			 id;
 
 	if (m == NULL) {
@@ -144,18 +266,12 @@ dispatch_parsed(struct gw *gw, struct conn *c, struct ncs **ncsp,
 	}
 	id = m->has_message_id ? m->message_id : 0;
 	if ((n = dispatch_pair(gw, *ncsp, m)) == NULL) {
-		dispatch_history(gw, c, f, m->type_name, id, "unknown-pair");
-		log_event(LL_WARN, "msg.reject", "conn=%llu port=%s peer=%s "
-		    "type=%s mos_id=%s ncs_id=%s reason=unknown-pair",
-		    (unsigned long long)c->id, gw_port_name(c->port), c->peer,
-		    log_q(m->type_name), log_q(m->mos_id), log_q(m->ncs_id));
-		if (!reply_is_answer_type(m->type_name)) {
-			snprintf(text, sizeof text, "MosDevice not found: "
-			    "mosID '%s' with ncsID '%s' is not configured here",
-			    m->mos_id != NULL ? m->mos_id : "",
-			    m->ncs_id != NULL ? m->ncs_id : "");
-			dispatch_nack(gw, c, m->ncs_id, id, m->type_name, text);
-		}
+		dispatch_unknown_pair(gw, c, f, m);
+		mos_msg_free(m);
+		return NULL;
+	}
+	if (c->src.af != 0 && !ncs_allows(n, &c->src)) {
+		dispatch_not_allowed(gw, c, f, m, n);
 		mos_msg_free(m);
 		return NULL;
 	}
@@ -245,7 +361,7 @@ dispatch_answer(struct gw *gw, struct conn *c, struct ncs *ncs,
 	snprintf(text, sizeof text, "Unsupported message: %s",
 	    m->type_name != NULL ? m->type_name : mos_type_name(m->type));
 	dispatch_nack(gw, c, m->ncs_id, m->has_message_id ? m->message_id : 0,
-	    m->type_name, text);
+	    m->type_name, text, true);
 }
 
 /*

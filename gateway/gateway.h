@@ -49,6 +49,8 @@ struct publisher;
 struct pub_work;
 struct reqall;
 struct dbw;
+struct sockaddr;
+struct srclim;
 
 /* The three MOS ports. */
 enum gw_port {
@@ -126,6 +128,56 @@ void	 log_event(enum log_level, const char *event, const char *fmt, ...)
 const char *log_q(const char *);
 
 /* ------------------------------------------------------------------------ */
+/* addr.c: peer addresses, allow-lists, token buckets. */
+
+struct addr {
+	int		 af;		/* AF_INET, AF_INET6; 0 = none */
+	uint8_t		 a[16];		/* network order; IPv4: the first 4 */
+};
+
+struct acl_net {
+	struct addr	 addr;
+	int		 bits;		/* prefix length */
+};
+
+/* An allow-list ([ncs.NAME] allow). */
+struct acl {
+	bool		 any;
+	bool		 hosts;		/* the NCS's host and buddy_host */
+	bool		 loopback;	/* 127.0.0.0/8, ::1 */
+	struct acl_net	*v;
+	size_t		 n;
+};
+
+/* A token bucket: rate tokens a second, at most burst. */
+struct bucket {
+	double		 rate;
+	double		 burst;
+	double		 tokens;
+	int64_t		 last_ms;
+};
+
+/* IPv4-mapped IPv6 becomes IPv4. 0, or -1 for a non-IP family. */
+int	 addr_from_sockaddr(struct addr *, const struct sockaddr *);
+int	 addr_parse(struct addr *, const char *);	/* numeric; 0/-1 */
+void	 addr_format(const struct addr *, char *, size_t);
+bool	 addr_equal(const struct addr *, const struct addr *);
+bool	 addr_is_loopback(const struct addr *);
+/* "any", "hosts", "loopback", addresses, CIDRs; 0, or -1 and *err. */
+int	 acl_parse(struct acl *, const char *, char **err);
+void	 acl_clear(struct acl *);
+/* Allowed? hosts: the addresses `hosts` stands for. */
+bool	 acl_match(const struct acl *, const struct addr *,
+	    const struct addr *hosts, size_t nhosts);
+void	 bucket_init(struct bucket *, double rate, double burst);
+bool	 bucket_take(struct bucket *, int64_t now_ms);
+/* A bucket per source address, in a fixed table of slots. */
+struct srclim	*srclim_new(size_t slots, double rate, double burst);
+void		 srclim_free(struct srclim *);
+bool		 srclim_take(struct srclim *, const struct addr *,
+		    int64_t now_ms);
+
+/* ------------------------------------------------------------------------ */
 /* config.c */
 
 struct ncs_conf {
@@ -152,6 +204,7 @@ struct ncs_conf {
 	int		 max_attempts;
 	char		*ro_element_stat;	/* statuses it accepts */
 	bool		 mos_item_replace;	/* on duration, paths */
+	char		*allow;		/* allow-list text, see acl_parse */
 	int		 line;		/* of the section header */
 	int		*lines;		/* per key: where it was set, 0 =
 	    default */
@@ -177,7 +230,9 @@ struct gw_config {
 	int64_t		 max_junk;
 	int64_t		 frame_deadline_ms;
 	int64_t		 idle_timeout_ms;
+	int64_t		 handshake_ms;	/* accept to first valid frame */
 	int		 max_conn_per_port;
+	int		 max_conn_per_addr;
 	int		 max_conn;
 	int64_t		 output_high_watermark;
 	int		 pause_ms;	/* mos_req_all_pause_unit: 0 = s, 1 =
@@ -187,6 +242,7 @@ struct gw_config {
 	int		 sync_normal;	/* synchronous: 0 = full, 1 = normal */
 	bool		 history;
 	int64_t		 history_retention_ms;
+	int64_t		 history_max_bytes;
 	int64_t		 done_retention_ms;
 	int64_t		 failed_retention_ms;
 	int64_t		 backoff_base_ms;
@@ -279,6 +335,8 @@ struct gwdb {
 	struct sqlite3		*db;
 	struct sqlite3_stmt	*st[ST__COUNT];
 	bool			 relaxed;	/* bookkeeping without fsync */
+	bool			 hist_counted;	/* hist_bytes is known */
+	int64_t			 hist_bytes;	/* history size (history.c) */
 };
 
 struct gwdb_opts {
@@ -627,6 +685,18 @@ void		 history_recs_free(struct history_rec *, size_t);
  */
 int		 history_prune(struct gwdb *, int64_t retention_ms,
 		    int64_t budget_ms, size_t *n);
+/*
+ * Over max_bytes: delete the oldest rows down to 90 % of it, for at most
+ * budget_ms (0 = no limit). *n = how many. QUEUE_EXISTS: more left.
+ */
+int		 history_prune_size(struct gwdb *, int64_t max_bytes,
+		    int64_t budget_ms, size_t *n);
+/* The bytes history counts (rows' text plus an overhead); -1 on error. */
+int64_t		 history_bytes(struct gwdb *);
+/* The bytes a row counts once stored (UTF-8). */
+int64_t		 history_rec_bytes(const struct history_rec *);
+/* Rows of these many bytes were committed (or deleted, < 0). */
+void		 history_account(struct gwdb *, int64_t delta);
 /* One capture line (JSON, no newline) for a record. */
 void		 history_capture_line(struct sbuf *,
     const struct history_rec *);
@@ -704,6 +774,7 @@ struct conn {
 	struct mos_framer	*fr;
 	enum mos_enc		 enc;		/* AUTO until decided */
 	char			 peer[64];	/* "127.0.0.1:11540" */
+	struct addr		 src;		/* inbound: peer address */
 	char			 ncs[64];	/* NCS name once known,
 	    for history */
 	const struct conn_ops	*ops;
@@ -733,6 +804,9 @@ void		 conn_set_idle(struct conn *, int64_t ms);
 /* Encode m in the connection's encoding, record history, write. 0 or -1. */
 int		 conn_send(struct conn *, const struct mos_msg *,
     const char *outcome);
+/* As conn_send; history only if record. */
+int		 conn_send_rec(struct conn *, const struct mos_msg *,
+		    const char *outcome, bool record);
 /* A frame encoded ahead with its messageID spliced in; as conn_send. */
 void		 conn_send_wire(struct conn *, const struct wire *,
 		    int32_t message_id, enum mos_type, const char *outcome);
@@ -746,6 +820,10 @@ void		 conn_set_ncs(struct conn *, const char *);
 void		 conn_resume(struct conn *);
 /* Hold (no frames handed out, no reading) or release the connection. */
 void		 conn_hold(struct conn *, bool);
+/* End it from the owner's side: ops->error follows at once. */
+void		 conn_abort(struct conn *, const char *reason);
+/* Read and handle what the peer already sent (callbacks may free it). */
+void		 conn_poll(struct conn *);
 
 /* ------------------------------------------------------------------------ */
 /* listener.c */
@@ -763,14 +841,26 @@ struct session {
 	struct gw		*gw;
 	struct conn		*conn;
 	enum gw_port		 port;
+	struct addr		 src;		/* the peer's address */
 	struct ncs		*ncs;		/* after a valid frame */
 	bool			 trusted;	/* a valid frame was seen */
+	int			 untrusted;	/* other frames before one */
+	struct event		*handshake;	/* handshake_timeout */
 	TAILQ_ENTRY(session)	 entry;
 };
 TAILQ_HEAD(session_list, session);
 
-void	 session_accept(struct gw *, enum gw_port, int fd, const char *peer);
+/*
+ * A new connection: refused (one log line a second at most) unless some
+ * NCS allows its address and there is room; a full cap makes room by
+ * closing the oldest connection that has not sent a valid frame yet.
+ */
+void	 session_accept(struct gw *, enum gw_port, int fd,
+	    const struct sockaddr *, const char *peer);
 void	 session_close(struct session *, const char *reason);
+/* Log a refused connection or frame: at most one line a second. */
+void	 session_log_refusal(enum gw_port, const char *peer,
+	    const char *reason, const char *ncs, const char *key);
 void	 session_close_all(struct gw *, const char *reason);
 void	 session_forget_ncs(struct gw *, struct ncs *);
 
@@ -939,6 +1029,10 @@ struct ncs {
 	struct ro_pending_list	 ro_pending;	/* our roReqs in flight */
 	struct rostat		*rostat;	/* roElementStat deliveries */
 	struct event		*tick_ev;
+	struct acl		 allow;		/* conf->allow, parsed */
+	struct addr		 hosts[8];	/* host, buddy_host (`hosts`) */
+	size_t			 nhosts;
+	size_t			 nhosts_next;	/* replaced next when full */
 	TAILQ_ENTRY(ncs)	 entry;
 };
 TAILQ_HEAD(ncs_list, ncs);
@@ -966,6 +1060,10 @@ void		 ncs_tick(struct ncs *);
 bool		 ncs_idle(const struct ncs *);
 struct ncs	*ncs_find_by_wire_id(struct gw *, const char *ncs_id);
 struct ncs	*ncs_find_by_name(struct gw *, const char *name);
+/* Our link connected: its peer address is one of host/buddy_host. */
+void		 ncs_learn_host(struct ncs *, struct conn *);
+/* Is a peer at this address allowed to speak for the NCS? */
+bool		 ncs_allows(const struct ncs *, const struct addr *);
 
 /* ------------------------------------------------------------------------ */
 /* publisher.c */
@@ -1032,6 +1130,10 @@ struct gw {
 	struct session_list	 sessions;
 	int			 nsessions;
 	int			 nsess_port[GW_NPORTS];
+	uint64_t		 sess_closed;	/* sessions closed so far */
+	struct srclim		*hist_src;	/* summaries per source */
+	struct bucket		 hist_all;	/* summaries in all */
+	uint64_t		 hist_skipped;	/* not recorded since last */
 	struct event		*sig[3];
 	struct event		*housekeeping;
 	struct event		*flush_ev;

@@ -27,6 +27,12 @@
 #define GW_STOP_POLL_MS		20
 #define GW_STOP_MAX_MS		10000
 #define GW_IDLE_MIN_MS		12500
+#define GW_IDLE_QUIET_MS	300000	/* query port, no heartbeats */
+#define GW_SUMMARY_SLOTS	1024	/* sources tracked for summaries */
+#define GW_SUMMARY_RATE		(1.0 / 6)	/* per source: 10 a minute */
+#define GW_SUMMARY_BURST	20
+#define GW_SUMMARY_ALL_RATE	2.0	/* all sources: 120 a minute */
+#define GW_SUMMARY_ALL_BURST	200
 
 /* Milliseconds as a timeval. */
 static struct timeval
@@ -57,10 +63,11 @@ gw_conn_id(struct gw *gw)
 
 /*
  * Idle timeout of an inbound connection: idle_timeout if set (every port);
- * else none on the query port (NCSs do not heartbeat it) and, on lower and
- * upper, 2.5 x the NCS's heartbeat_interval (the largest one before the NCS
- * is known) but at least GW_IDLE_MIN_MS, since a peer heartbeats at its own
- * pace (Sofie's library: every 5 s at the fastest); none without heartbeats.
+ * else on lower and upper 2.5 x the NCS's heartbeat_interval (the largest
+ * one before the NCS is known) but at least GW_IDLE_MIN_MS, since a peer
+ * heartbeats at its own pace (Sofie's library: every 5 s at the fastest);
+ * GW_IDLE_QUIET_MS on the query port (NCSs do not heartbeat it) and
+ * without heartbeats.
  */
 int64_t
 gw_idle_ms(struct gw *gw, const struct ncs *n, enum gw_port port)
@@ -72,7 +79,7 @@ gw_idle_ms(struct gw *gw, const struct ncs *n, enum gw_port port)
 	if (cfg->idle_timeout_ms > 0)
 		return cfg->idle_timeout_ms;
 	if (port == GW_PORT_QUERY)
-		return 0;
+		return GW_IDLE_QUIET_MS;
 	if (n != NULL)
 		hb = n->conf->heartbeat_ms;
 	else {
@@ -82,7 +89,7 @@ gw_idle_ms(struct gw *gw, const struct ncs *n, enum gw_port port)
 		}
 	}
 	if (hb == 0)
-		return 0;
+		return GW_IDLE_QUIET_MS;
 	return hb * 5 / 2 > GW_IDLE_MIN_MS ? hb * 5 / 2 : GW_IDLE_MIN_MS;
 }
 
@@ -129,6 +136,8 @@ static int
 gw_flush_run(struct gwdb *g, void *arg)
 {
 	struct gw_batch	*b = arg;
+	int64_t		 bytes = 0;
+	size_t		 i;
 	int		 rc;
 
 	if ((rc = queue_tx_begin(g->q)) != QUEUE_OK)
@@ -141,8 +150,12 @@ gw_flush_run(struct gwdb *g, void *arg)
 		queue_tx_rollback(g->q);
 		return rc;
 	}
-	if ((rc = queue_tx_commit(g->q)) == QUEUE_OK)
+	if ((rc = queue_tx_commit(g->q)) == QUEUE_OK) {
+		for (i = 0; i < b->nrecs; i++)
+			bytes += history_rec_bytes(&b->recs[i]);
+		history_account(g, bytes);
 		return rc;
+	}
 fail:
 	util_strlcpy(b->errmsg, gwdb_errmsg(g), sizeof b->errmsg);
 	return rc;
@@ -244,9 +257,11 @@ struct gw_house {
 	int64_t		 done_ms;
 	int64_t		 failed_ms;
 	int64_t		 history_ms;
+	int64_t		 history_max;
 	size_t		 reaped;
 	size_t		 jobs;
 	size_t		 history;
+	size_t		 history_size;	/* pruned for history_max_bytes */
 	bool		 more;
 };
 
@@ -262,6 +277,8 @@ gw_house_run(struct gwdb *g, void *arg)
 	if (h->minute || h->more)
 		h->more = history_prune(g, h->history_ms, GW_PRUNE_BUDGET_MS,
 		    &h->history) == QUEUE_EXISTS;
+	history_prune_size(g, h->history_max, GW_PRUNE_BUDGET_MS,
+	    &h->history_size);
 	return QUEUE_OK;
 }
 
@@ -277,9 +294,10 @@ gw_house_done(void *arg, int rc)
 	gw->prune_more = h->more;
 	if (h->reaped > 0)
 		log_event(LL_INFO, "job.reaped", "jobs=%zu", h->reaped);
-	if (h->jobs > 0 || h->history > 0)
-		log_event(LL_INFO, "db.prune", "jobs=%zu history=%zu more=%s",
-		    h->jobs, h->history, h->more ? "yes" : "no");
+	if (h->jobs > 0 || h->history > 0 || h->history_size > 0)
+		log_event(LL_INFO, "db.prune", "jobs=%zu history=%zu "
+		    "history_size=%zu more=%s", h->jobs, h->history,
+		    h->history_size, h->more ? "yes" : "no");
 	free(h);
 }
 
@@ -287,7 +305,9 @@ gw_house_done(void *arg, int rc)
  * Return expired leases every second; prune old jobs and history every
  * minute. History is pruned at most GW_PRUNE_BUDGET_MS at a time (so a large
  * backlog never holds up the flushes for long) and again every second until
- * done.
+ * done. Every second, history over history_max_bytes loses its oldest rows
+ * (GW_PRUNE_BUDGET_MS at a time too); its size is counted once, by the
+ * first of these, then kept as rows are committed and deleted.
  */
 static void
 gw_housekeeping_cb(evutil_socket_t fd, short ev, void *arg)
@@ -310,6 +330,7 @@ gw_housekeeping_cb(evutil_socket_t fd, short ev, void *arg)
 	h->done_ms = gw->cfg->done_retention_ms;
 	h->failed_ms = gw->cfg->failed_retention_ms;
 	h->history_ms = gw->cfg->history_retention_ms;
+	h->history_max = gw->cfg->history_max_bytes;
 	gw->house_busy = true;
 	dbw_submit(gw->dbw, gw_house_run, gw_house_done, h);
 }
@@ -460,6 +481,9 @@ gw_new(struct gw_config *cfg, char **cause)
 	TAILQ_INIT(&gw->ncs);
 	TAILQ_INIT(&gw->pub_retry);
 	TAILQ_INIT(&gw->sessions);
+	gw->hist_src = srclim_new(GW_SUMMARY_SLOTS, GW_SUMMARY_RATE,
+	    GW_SUMMARY_BURST);
+	bucket_init(&gw->hist_all, GW_SUMMARY_ALL_RATE, GW_SUMMARY_ALL_BURST);
 	event_set_log_callback(gw_libevent_log);
 	if ((gw->base = event_base_new()) == NULL)
 		fatalx("event_base_new failed");
@@ -512,6 +536,7 @@ gw_free(struct gw *gw)
 	dbw_free(gw->dbw);
 	publisher_works_free(&gw->pub_retry);
 	history_free(gw->hist);
+	srclim_free(gw->hist_src);
 	gwdb_close(gw->db);
 	sbuf_free(&gw->scratch);
 	for (i = 0; i < nitems(gw->sig); i++) {

@@ -319,6 +319,102 @@ history_recs_free(struct history_rec *v, size_t n)
 }
 
 /*
+ * What a row counts against history_max_bytes: its text columns and a
+ * fixed overhead for the rest of the row and its index entries.
+ */
+#define HISTORY_ROW_BYTES_SQL \
+	"(length(CAST(xml AS BLOB)) + length(CAST(outcome AS BLOB)) +" \
+	" length(CAST(type AS BLOB)) + length(CAST(ncs AS BLOB)) + 48)"
+#define HISTORY_ROW_OVERHEAD	48
+#define HISTORY_SIZE_BATCH	1000	/* rows looked at per step by size */
+
+/* The bytes a stored row counts (HISTORY_ROW_BYTES_SQL, from memory). */
+int64_t
+history_rec_bytes(const struct history_rec *r)
+{
+	return (int64_t)(r->raw_len + strlen(r->outcome) + strlen(r->type) +
+	    strlen(r->ncs)) + HISTORY_ROW_OVERHEAD;
+}
+
+/* Rows committed (delta > 0) or deleted: keep the running total. */
+void
+history_account(struct gwdb *g, int64_t delta)
+{
+	if (g->hist_counted)
+		g->hist_bytes += delta;
+}
+
+/* Count the history's bytes once (a scan of the table). Returns a queue_rc. */
+static int
+history_count(struct gwdb *g)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	if (g->hist_counted)
+		return QUEUE_OK;
+	rc = sqlite3_prepare_v2(g->db, "SELECT coalesce(sum("
+	    HISTORY_ROW_BYTES_SQL "), 0) FROM history", -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return gwdb_rc(rc);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		g->hist_bytes = sqlite3_column_int64(st, 0);
+		g->hist_counted = true;
+		rc = SQLITE_DONE;
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? QUEUE_OK : gwdb_rc(rc);
+}
+
+/* The bytes history counts now (counted on first use); -1 on error. */
+int64_t
+history_bytes(struct gwdb *g)
+{
+	return history_count(g) == QUEUE_OK ? g->hist_bytes : -1;
+}
+
+/*
+ * Run a DELETE ... RETURNING <row bytes> (?1 the oldest t_ms kept, ?2 the
+ * batch) in batches, one transaction each, until a batch is not full, for
+ * at most budget_ms (0 = until done). QUEUE_OK when done, QUEUE_EXISTS when
+ * the budget ran out first.
+ */
+static int
+history_delete_batches(struct gwdb *g, sqlite3_stmt *st, int batch,
+    int64_t retention_ms, int64_t budget_ms, size_t *n)
+{
+	int64_t	start = util_mono_ms(), freed;
+	int	rc, rows;
+
+	for (;;) {
+		if (budget_ms > 0 && util_mono_ms() - start >= budget_ms)
+			return QUEUE_EXISTS;
+		if ((rc = queue_tx_begin(g->q)) != QUEUE_OK)
+			return rc;
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, queue_now(g->q) - retention_ms);
+		sqlite3_bind_int(st, 2, batch);
+		rows = 0;
+		freed = 0;
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			rows++;
+			freed += sqlite3_column_int64(st, 0);
+		}
+		sqlite3_reset(st);
+		if (rc != SQLITE_DONE) {
+			queue_tx_rollback(g->q);
+			return gwdb_rc(rc);
+		}
+		if ((rc = queue_tx_commit(g->q)) != QUEUE_OK)
+			return rc;
+		*n += (size_t)rows;
+		history_account(g, -freed);
+		if (rows < batch)
+			return QUEUE_OK;
+	}
+}
+
+/*
  * Delete rows older than the retention, 1,000 per transaction, for at most
  * budget_ms (0 = until done). QUEUE_OK when all are gone, QUEUE_EXISTS when
  * the budget ran out first (call again).
@@ -328,36 +424,99 @@ history_prune(struct gwdb *g, int64_t retention_ms, int64_t budget_ms,
     size_t *n)
 {
 	sqlite3_stmt	*st;
-	int64_t		 start = util_mono_ms();
-	int		 rc, changed;
+	int		 rc;
 
 	*n = 0;
 	rc = sqlite3_prepare_v2(g->db, "DELETE FROM history WHERE id IN"
-	    " (SELECT id FROM history WHERE t_ms < ?1 ORDER BY t_ms LIMIT ?2)",
-	    -1, &st, NULL);
+	    " (SELECT id FROM history WHERE t_ms < ?1 ORDER BY t_ms LIMIT ?2)"
+	    " RETURNING " HISTORY_ROW_BYTES_SQL, -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return gwdb_rc(rc);
-	do {
-		if (budget_ms > 0 && util_mono_ms() - start >= budget_ms) {
-			rc = QUEUE_EXISTS;
-			break;
-		}
-		if ((rc = queue_tx_begin(g->q)) != QUEUE_OK)
-			break;
-		sqlite3_bind_int64(st, 1, queue_now(g->q) - retention_ms);
-		sqlite3_bind_int(st, 2, HISTORY_PRUNE_BATCH);
-		rc = gwdb_exec_stmt(g, st);
-		changed = sqlite3_changes(g->db);
-		if (rc != QUEUE_OK) {
-			queue_tx_rollback(g->q);
-			break;
-		}
-		if ((rc = queue_tx_commit(g->q)) != QUEUE_OK)
-			break;
-		*n += (size_t)changed;
-	} while (changed == HISTORY_PRUNE_BATCH);
+	rc = history_delete_batches(g, st, HISTORY_PRUNE_BATCH, retention_ms,
+	    budget_ms, n);
 	sqlite3_finalize(st);
 	return rc;
+}
+
+/*
+ * One step of pruning by size (inside a transaction): the oldest rows, at
+ * most HISTORY_SIZE_BATCH of them, as many as it takes to free `want`
+ * bytes. *rows and *freed: what was deleted.
+ */
+static int
+history_prune_step(struct gwdb *g, int64_t want, int *rows, int64_t *freed)
+{
+	sqlite3_stmt	*st;
+	int64_t		 cut = 0, sum = 0;
+	int		 rc;
+
+	*rows = 0;
+	*freed = 0;
+	rc = sqlite3_prepare_v2(g->db, "SELECT id, " HISTORY_ROW_BYTES_SQL
+	    " FROM history ORDER BY id LIMIT ?1", -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return gwdb_rc(rc);
+	sqlite3_bind_int(st, 1, HISTORY_SIZE_BATCH);
+	while (sum < want && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		cut = sqlite3_column_int64(st, 0);
+		sum += sqlite3_column_int64(st, 1);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return gwdb_rc(rc);
+	if (cut == 0)
+		return QUEUE_OK;
+	rc = sqlite3_prepare_v2(g->db, "DELETE FROM history WHERE id <= ?1"
+	    " RETURNING " HISTORY_ROW_BYTES_SQL, -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return gwdb_rc(rc);
+	sqlite3_bind_int64(st, 1, cut);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		(*rows)++;
+		*freed += sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? QUEUE_OK : gwdb_rc(rc);
+}
+
+/*
+ * Over max_bytes: delete the oldest rows until history counts at most
+ * 90 % of it, for at most budget_ms (0 = until done). QUEUE_OK when under,
+ * QUEUE_EXISTS when the budget ran out first.
+ */
+int
+history_prune_size(struct gwdb *g, int64_t max_bytes, int64_t budget_ms,
+    size_t *n)
+{
+	int64_t	start = util_mono_ms(), target = max_bytes - max_bytes / 10;
+	int64_t	freed;
+	int	rc, rows;
+
+	*n = 0;
+	if ((rc = history_count(g)) != QUEUE_OK)
+		return rc;
+	if (g->hist_bytes <= max_bytes)
+		return QUEUE_OK;
+	while (g->hist_bytes > target) {
+		if (budget_ms > 0 && util_mono_ms() - start >= budget_ms)
+			return QUEUE_EXISTS;
+		if ((rc = queue_tx_begin(g->q)) != QUEUE_OK)
+			return rc;
+		if ((rc = history_prune_step(g, g->hist_bytes - target, &rows,
+		    &freed)) != QUEUE_OK) {
+			queue_tx_rollback(g->q);
+			return rc;
+		}
+		if ((rc = queue_tx_commit(g->q)) != QUEUE_OK)
+			return rc;
+		*n += (size_t)rows;
+		history_account(g, -freed);
+		if (rows == 0) {	/* nothing left: count again */
+			g->hist_counted = false;
+			return history_count(g);
+		}
+	}
+	return QUEUE_OK;
 }
 
 /* One capture line (see conformance/capture.md). */

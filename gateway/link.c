@@ -497,7 +497,7 @@ link_connected_cb(void *arg, struct conn *c)
 	struct timeval	 tv;
 	int64_t		 hb = l->ncs->conf->heartbeat_ms;
 
-	(void)c;
+	ncs_learn_host(l->ncs, c);
 	if (l->breaker)
 		log_event(LL_INFO, "link.breaker.close", "ncs=%s port=%s "
 		    "target=%s", l->ncs->conf->name, gw_port_name(l->port),

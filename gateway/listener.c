@@ -65,7 +65,7 @@ listener_accept_cb(struct evconnlistener *evl, evutil_socket_t fd,
 	(void)evl;
 	(void)socklen;
 	listener_addr(sa, peer, sizeof peer);
-	session_accept(l->gw, l->port, fd, peer);
+	session_accept(l->gw, l->port, fd, sa, peer);
 }
 
 /* Re-enable after a pause for lack of descriptors. */

@@ -21,9 +21,12 @@
  *   - back to the primary when it has been up and answering heartbeats for
  *     max(2 x heartbeat_interval, reconnect_min) and nothing is in flight.
  */
+#include <sys/socket.h>
+
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/bufferevent.h>
 #include <event2/event.h>
 
 #include "gateway/gateway.h"
@@ -69,16 +72,63 @@ ncs_msgid_ready(void *arg, enum gw_port port)
 	link_kick(ncs_active_link(arg, port));
 }
 
+/* Remember one address of host or buddy_host (for `hosts`). */
+static void
+ncs_add_host(struct ncs *n, const struct addr *a)
+{
+	size_t	i;
+
+	for (i = 0; i < n->nhosts; i++) {
+		if (addr_equal(&n->hosts[i], a))
+			return;
+	}
+	if (n->nhosts < nitems(n->hosts))
+		n->hosts[n->nhosts++] = *a;
+	else	/* a name that resolves to many: the oldest goes */
+		n->hosts[n->nhosts_next++ % nitems(n->hosts)] = *a;
+}
+
+/*
+ * A link of ours connected: the address host or buddy_host resolved to is
+ * one of the NCS's own (numeric ones are known from the start).
+ */
+void
+ncs_learn_host(struct ncs *n, struct conn *c)
+{
+	struct sockaddr_storage	ss;
+	socklen_t		len = sizeof ss;
+	struct addr		a;
+
+	if (getpeername(bufferevent_getfd(c->bev), (struct sockaddr *)&ss,
+	    &len) == 0 && addr_from_sockaddr(&a, (struct sockaddr *)&ss) == 0)
+		ncs_add_host(n, &a);
+}
+
+/* May a peer at this address speak for this NCS ([ncs.NAME] allow)? */
+bool
+ncs_allows(const struct ncs *n, const struct addr *a)
+{
+	return acl_match(&n->allow, a, n->hosts, n->nhosts);
+}
+
 /* The runtime state for a configured NCS (links not started yet). */
 struct ncs *
 ncs_new(struct gw *gw, const struct ncs_conf *conf)
 {
 	struct ncs	*n;
+	struct addr	 a;
+	char		*err;
 	int		 t, p;
 
 	n = xcalloc(1, sizeof *n);
 	n->gw = gw;
 	n->conf = config_ncs_dup(conf);
+	if (acl_parse(&n->allow, conf->allow, &err) != 0)
+		fatalx("[ncs.%s] allow: %s", conf->name, err);	/* checked */
+	if (addr_parse(&a, conf->host) == 0)
+		ncs_add_host(n, &a);
+	if (addr_parse(&a, conf->buddy_host) == 0)
+		ncs_add_host(n, &a);
 	n->mid[0] = msgid_new(gw->db, conf->name, GW_PORT_LOWER, MSGID_BLOCK);
 	n->mid[1] = msgid_new(gw->db, conf->name, GW_PORT_UPPER, MSGID_BLOCK);
 	for (p = 0; p < 2; p++)
@@ -156,6 +206,7 @@ ncs_free(struct ncs *n)
 	msgid_free(n->mid[0]);
 	msgid_free(n->mid[1]);
 	event_free(n->tick_ev);
+	acl_clear(&n->allow);
 	log_event(LL_INFO, "ncs.stop", "ncs=%s", n->conf->name);
 	config_ncs_free(n->conf);
 	free(n);

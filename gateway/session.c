@@ -1,9 +1,21 @@
 /*
  * Sessions: the connections an NCS opens to our listeners. Each request is
- * answered on the socket it came on. Until the first frame with a
- * configured (mosID, ncsID) pair, frames are capped at pre_handshake_frame;
- * connection caps (per port and global) refuse the excess by accepting and
- * closing at once, with a rate-limited log line.
+ * answered on the socket it came on.
+ *
+ * A connection is trusted once it has sent a valid frame: one that parses,
+ * with a configured (mosID, ncsID) pair, from an address that NCS allows.
+ * Until then frames are capped at pre_handshake_frame, it must get there
+ * within handshake_timeout of its accept (whatever it sends meanwhile),
+ * and after SESSION_UNTRUSTED_MAX other frames it is closed.
+ *
+ * At accept: an address no NCS allows is refused; a cap that is full (per
+ * source address, per port, in all) makes room by closing the oldest
+ * connection in its scope that is not trusted yet, the newcomer's own
+ * address first, after reading what that one has already sent (its first
+ * valid frame may be waiting in the socket). A trusted connection is never
+ * closed for a newcomer: when every one in scope is trusted, the newcomer
+ * is refused. Refusals log one line a second at most, with the key to
+ * change. Counting is a walk over the sessions, which max_conn bounds.
  */
 #include <sys/socket.h>
 
@@ -21,6 +33,8 @@
 
 /* Frames from a known NCS this large are parsed off the event loop. */
 #define SESSION_ASYNC_BYTES	(256 * 1024)
+#define SESSION_UNTRUSTED_MAX	16	/* frames before a valid one */
+#define SESSION_LOG_MS		1000	/* refusal lines at most this often */
 
 static void	session_frame_cb(void *, struct conn *,
     const struct mos_frame *);
@@ -33,53 +47,163 @@ static const struct conn_ops session_ops = {
 	NULL,
 };
 
-/* Refuse a connection over a cap; log at most once a second. */
-static void
-session_reject(struct gw *gw, enum gw_port port, evutil_socket_t fd,
-    const char *peer, const char *reason)
+/* Log a refusal: at most one line a second, the rest counted. */
+void
+session_log_refusal(enum gw_port port, const char *peer, const char *reason,
+    const char *ncs, const char *key)
 {
 	static int64_t	last;
 	static uint64_t	suppressed;
 	int64_t		now = util_mono_ms();
 
-	(void)gw;
-	evutil_closesocket(fd);
-	if (now - last < 1000) {
+	if (last != 0 && now - last < SESSION_LOG_MS) {
 		suppressed++;
 		return;
 	}
-	log_event(LL_WARN, "conn.reject", "port=%s peer=%s reason=%s "
-	    "suppressed=%llu", gw_port_name(port), peer, reason,
+	log_event(LL_WARN, "conn.reject", "port=%s peer=%s reason=%s%s%s "
+	    "key=%s suppressed=%llu", gw_port_name(port), peer, reason,
+	    ncs != NULL ? " ncs=" : "", ncs != NULL ? ncs : "", log_q(key),
 	    (unsigned long long)suppressed);
 	last = now;
 	suppressed = 0;
 }
 
+/* Refuse a connection at accept. */
+static void
+session_reject(enum gw_port port, evutil_socket_t fd, const char *peer,
+    const char *reason, const char *key)
+{
+	evutil_closesocket(fd);
+	session_log_refusal(port, peer, reason, NULL, key);
+}
+
+/* Does some NCS allow this address? */
+static bool
+session_allowed(struct gw *gw, const struct addr *src)
+{
+	struct ncs	*n;
+
+	TAILQ_FOREACH(n, &gw->ncs, entry) {
+		if (ncs_allows(n, src))
+			return true;
+	}
+	return false;
+}
+
+/* Sessions from this address. */
+static int
+session_count_addr(struct gw *gw, const struct addr *src)
+{
+	struct session	*s;
+	int		 n = 0;
+
+	TAILQ_FOREACH(s, &gw->sessions, entry) {
+		if (addr_equal(&s->src, src))
+			n++;
+	}
+	return n;
+}
+
+/*
+ * The oldest untrusted session on port (GW_NPORTS: any port), from src if
+ * it has one there, else (unless own_only) from anyone. NULL if none.
+ */
+static struct session *
+session_victim(struct gw *gw, int port, const struct addr *src,
+    bool own_only)
+{
+	struct session	*s, *any = NULL;
+
+	TAILQ_FOREACH(s, &gw->sessions, entry) {
+		if (s->trusted || (port != GW_NPORTS && (int)s->port != port))
+			continue;
+		if (addr_equal(&s->src, src))
+			return s;
+		if (any == NULL)
+			any = s;
+	}
+	return own_only ? NULL : any;
+}
+
+/*
+ * Make room for a newcomer from src: close the oldest untrusted session in
+ * scope, once what it already sent is read (it may turn out trusted, then
+ * the next one is tried). False when every session in scope is trusted.
+ */
+static bool
+session_make_room(struct gw *gw, int port, const struct addr *src,
+    bool own_only)
+{
+	struct session	*v;
+	uint64_t	 closed;
+
+	while ((v = session_victim(gw, port, src, own_only)) != NULL) {
+		closed = gw->sess_closed;
+		conn_poll(v->conn);
+		if (gw->sess_closed != closed)
+			return true;	/* it ended while read */
+		if (v->trusted)
+			continue;
+		session_close(v, "evicted");
+		return true;
+	}
+	return false;
+}
+
+/* The handshake deadline passed without a valid frame. */
+static void
+session_handshake_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct session	*s = arg;
+
+	(void)fd;
+	(void)ev;
+	session_close(s, "handshake-timeout");
+}
+
 /* A new inbound connection from a listener. */
 void
-session_accept(struct gw *gw, enum gw_port port, int fd, const char *peer)
+session_accept(struct gw *gw, enum gw_port port, int fd,
+    const struct sockaddr *sa, const char *peer)
 {
+	const struct gw_config	*cfg = gw->cfg;
 	struct bufferevent	*bev;
 	struct session		*s;
+	struct addr		 src;
+	struct timeval		 tv;
 	int			 one = 1;
 
 	if (gw->stopping) {
 		evutil_closesocket(fd);
 		return;
 	}
-	if (gw->nsessions >= gw->cfg->max_conn) {
-		session_reject(gw, port, fd, peer, "max_conn");
+	if (addr_from_sockaddr(&src, sa) != 0 || !session_allowed(gw, &src)) {
+		session_reject(port, fd, peer, "not-allowed",
+		    "allow in an [ncs.NAME] section");
 		return;
 	}
-	if (gw->nsess_port[port] >= gw->cfg->max_conn_per_port) {
-		session_reject(gw, port, fd, peer, "max_conn_per_port");
+	if (session_count_addr(gw, &src) >= cfg->max_conn_per_addr &&
+	    !session_make_room(gw, GW_NPORTS, &src, true)) {
+		session_reject(port, fd, peer, "max_conn_per_addr",
+		    "[gateway] max_conn_per_addr");
+		return;
+	}
+	if (gw->nsess_port[port] >= cfg->max_conn_per_port &&
+	    !session_make_room(gw, (int)port, &src, false)) {
+		session_reject(port, fd, peer, "max_conn_per_port",
+		    "[gateway] max_conn_per_port");
+		return;
+	}
+	if (gw->nsessions >= cfg->max_conn &&
+	    !session_make_room(gw, GW_NPORTS, &src, false)) {
+		session_reject(port, fd, peer, "max_conn",
+		    "[gateway] max_conn");
 		return;
 	}
 	evutil_make_socket_nonblocking(fd);
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 	if ((bev = bufferevent_socket_new(gw->base, fd,
-	    BEV_OPT_CLOSE_ON_FREE)) ==
-	    NULL) {
+	    BEV_OPT_CLOSE_ON_FREE)) == NULL) {
 		evutil_closesocket(fd);
 		log_event(LL_ERROR, "conn.reject", "port=%s peer=%s "
 		    "reason=bufferevent", gw_port_name(port), peer);
@@ -88,9 +212,17 @@ session_accept(struct gw *gw, enum gw_port port, int fd, const char *peer)
 	s = xcalloc(1, sizeof *s);
 	s->gw = gw;
 	s->port = port;
+	s->src = src;
+	if ((s->handshake = evtimer_new(gw->base, session_handshake_cb,
+	    s)) == NULL)
+		fatalx("evtimer_new failed");
+	tv.tv_sec = (time_t)(cfg->handshake_ms / 1000);
+	tv.tv_usec = (suseconds_t)(cfg->handshake_ms % 1000) * 1000;
+	evtimer_add(s->handshake, &tv);
 	s->conn = conn_new(gw, bev, port, MOS_ENC_AUTO,
-	    (size_t)gw->cfg->pre_handshake_frame, &session_ops, s);
+	    (size_t)cfg->pre_handshake_frame, &session_ops, s);
 	util_strlcpy(s->conn->peer, peer, sizeof s->conn->peer);
+	s->conn->src = src;
 	conn_set_idle(s->conn, gw_idle_ms(gw, NULL, port));
 	TAILQ_INSERT_TAIL(&gw->sessions, s, entry);
 	gw->nsessions++;
@@ -112,6 +244,8 @@ session_close(struct session *s, const char *reason)
 	TAILQ_REMOVE(&gw->sessions, s, entry);
 	gw->nsessions--;
 	gw->nsess_port[s->port]--;
+	gw->sess_closed++;
+	event_free(s->handshake);
 	conn_free(s->conn);
 	free(s);
 }
@@ -158,6 +292,7 @@ session_handle(struct session *s, struct conn *c, struct ncs *ncs,
 {
 	if (!s->trusted) {
 		s->trusted = true;
+		evtimer_del(s->handshake);
 		conn_set_max_frame(c, (size_t)s->gw->cfg->max_frame);
 	}
 	if (s->ncs != ncs) {
@@ -244,8 +379,12 @@ session_frame_cb(void *arg, struct conn *c, const struct mos_frame *f)
 		session_parse_async(s, c, f);
 		return;
 	}
-	if ((m = dispatch_frame(s->gw, c, &ncs, f)) == NULL)
+	if ((m = dispatch_frame(s->gw, c, &ncs, f)) == NULL) {
+		if (!c->dead && !s->trusted &&
+		    ++s->untrusted >= SESSION_UNTRUSTED_MAX)
+			session_close(s, "untrusted-frames");
 		return;
+	}
 	session_handle(s, c, ncs, m);
 }
 

@@ -1,7 +1,18 @@
-/* itutil: setup and teardown shared by the integration suites (itutil.h). */
+/*
+ * itutil: setup and teardown shared by the integration suites, and raw
+ * connections from a chosen loopback address (itutil.h).
+ */
+#include <sys/socket.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gateway/tests/itutil.h"
 
@@ -77,4 +88,126 @@ itutil_send_text(struct gwrig *r, int conn, int id, const char *text,
 	if (ncspeer_send_xml(r->ncs, conn, text) != 0)
 		return NULL;
 	return ncspeer_wait(r->ncs, &mt, timeout_ms);
+}
+
+/* A connection from src to 127.0.0.1:port. */
+int
+itutil_dial(const char *src, uint16_t port, int rcvbuf)
+{
+	struct sockaddr_in	sin;
+	struct pollfd		pfd;
+	int			fd, err = 0;
+	socklen_t		len = sizeof err;
+
+	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0)) == -1)
+		return -1;
+	if (rcvbuf > 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+	memset(&sin, 0, sizeof sin);
+	sin.sin_family = AF_INET;
+	if (src != NULL && (inet_pton(AF_INET, src, &sin.sin_addr) != 1 ||
+	    bind(fd, (struct sockaddr *)&sin, sizeof sin) == -1))
+		goto fail;
+	sin.sin_port = htons(port);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (connect(fd, (struct sockaddr *)&sin, sizeof sin) == -1 &&
+	    errno != EINPROGRESS)
+		goto fail;
+	pfd.fd = fd;
+	pfd.events = POLLOUT;
+	if (poll(&pfd, 1, 5000) != 1 ||
+	    getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == -1 || err != 0)
+		goto fail;
+	return fd;
+fail:
+	close(fd);
+	return -1;
+}
+
+/* Write everything, waiting for room. */
+int
+itutil_write(int fd, const void *data, size_t len, int timeout_ms)
+{
+	struct pollfd	pfd = { .fd = fd, .events = POLLOUT };
+	int64_t		end = ncspeer_now_ms() + timeout_ms;
+	const char	*p = data;
+	ssize_t		n;
+
+	while (len > 0) {
+		n = send(fd, p, len, MSG_NOSIGNAL);
+		if (n > 0) {
+			p += n;
+			len -= (size_t)n;
+			continue;
+		}
+		if (n == -1 && errno != EAGAIN && errno != EINTR)
+			return -1;
+		if (ncspeer_now_ms() >= end || poll(&pfd, 1, 100) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/* Request, and the reply with the same messageID. */
+struct mos_msg *
+itutil_exchange(int fd, const struct mos_msg *m, int timeout_ms)
+{
+	struct mos_buf		 buf = { 0 };
+	struct mos_framer	*fm;
+	struct mos_frame	 fr;
+	struct mos_msg		*r = NULL;
+	struct pollfd		 pfd = { .fd = fd, .events = POLLIN };
+	int64_t			 end = ncspeer_now_ms() + timeout_ms;
+	uint8_t			 rbuf[16384];
+	char			 err[256];
+	ssize_t			 n;
+
+	if (mos_write(m, MOS_ENC_UTF16BE, &buf, err, sizeof err) != 0 ||
+	    itutil_write(fd, buf.data, buf.len, timeout_ms) != 0 ||
+	    (fm = mos_framer_new(MOS_ENC_AUTO, NULL)) == NULL) {
+		mos_buf_free(&buf);
+		return NULL;
+	}
+	mos_buf_free(&buf);
+	while (r == NULL && ncspeer_now_ms() < end) {
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		if ((n = recv(fd, rbuf, sizeof rbuf, 0)) == -1 &&
+		    (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (n <= 0 || mos_framer_feed(fm, rbuf, (size_t)n) != 0)
+			break;
+		while (r == NULL && mos_framer_next(fm, &fr) ==
+		    MOS_FRAME_READY) {
+			if (mos_parse(fr.data, fr.len, fr.enc, MOS_LENIENT, &r,
+			    NULL) != MOS_OK)
+				r = NULL;
+			else if (!r->has_message_id ||
+			    r->message_id != m->message_id) {
+				mos_msg_free(r);
+				r = NULL;
+			}
+		}
+	}
+	mos_framer_free(fm);
+	return r;
+}
+
+/* Wait for the other side's close. */
+int
+itutil_wait_eof(int fd, int timeout_ms)
+{
+	struct pollfd	pfd = { .fd = fd, .events = POLLIN };
+	int64_t		end = ncspeer_now_ms() + timeout_ms;
+	char		buf[16384];
+	ssize_t		n;
+
+	while (ncspeer_now_ms() < end) {
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		n = recv(fd, buf, sizeof buf, 0);
+		if (n == 0 || (n == -1 && errno != EAGAIN && errno != EINTR))
+			return 0;
+	}
+	return -1;
 }

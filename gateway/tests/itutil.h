@@ -6,6 +6,8 @@
 #ifndef ITUTIL_H
 #define ITUTIL_H
 
+#include <stdint.h>
+
 #include "gateway/tests/gwproc.h"
 
 /* *state = a rig from these options, the peer writing enc. 0, or -1. */
@@ -29,5 +31,21 @@ char	*itutil_frame_text(const char *mos_id, const char *ncs_id, int id,
  */
 const struct ncspeer_frame *itutil_send_text(struct gwrig *, int conn,
 	    int id, const char *text, int timeout_ms);
+/*
+ * A raw TCP connection to 127.0.0.1:port from src (an address of
+ * 127.0.0.0/8; NULL = the kernel's choice), non-blocking once connected;
+ * rcvbuf > 0 sets its receive buffer first. The descriptor, or -1.
+ */
+int	itutil_dial(const char *src, uint16_t port, int rcvbuf);
+/* Write all of a buffer on a non-blocking descriptor. 0, or -1. */
+int	itutil_write(int fd, const void *, size_t, int timeout_ms);
+/*
+ * Write m (UTF-16BE) on fd and read until a frame with its messageID comes
+ * back. The reply (mos_msg_free), or NULL on timeout, close or error.
+ */
+struct mos_msg *itutil_exchange(int fd, const struct mos_msg *m,
+	    int timeout_ms);
+/* Read (and drop) until the other side closes fd. 0, or -1 on timeout. */
+int	itutil_wait_eof(int fd, int timeout_ms);
 
 #endif /* ITUTIL_H */

@@ -68,6 +68,8 @@ test_defaults(void **state)
 	assert_int_equal(cfg->frame_deadline_ms, 30000);
 	assert_int_equal(cfg->idle_timeout_ms, 0);
 	assert_int_equal(cfg->max_conn_per_port, 8);
+	assert_int_equal(cfg->max_conn_per_addr, 16);
+	assert_int_equal(cfg->handshake_ms, 10000);
 	assert_int_equal(cfg->max_conn, 64);
 	assert_int_equal(cfg->output_high_watermark, 1048576);
 	assert_int_equal(cfg->pause_ms, 0);
@@ -75,6 +77,7 @@ test_defaults(void **state)
 	assert_int_equal(cfg->sync_normal, 0);
 	assert_true(cfg->history);
 	assert_int_equal(cfg->history_retention_ms, 604800000LL);
+	assert_int_equal(cfg->history_max_bytes, 1LL << 30);
 	assert_int_equal(cfg->done_retention_ms, 86400000LL);
 	assert_int_equal(cfg->log_level, LL_INFO);
 	assert_string_equal(cfg->log_target, "stderr");
@@ -99,6 +102,7 @@ test_defaults(void **state)
 	assert_true(config_ro_status_on(n, "READY"));
 	assert_true(config_ro_status_on(n, "NOT READY"));
 	assert_false(config_ro_status_on(n, "PLAY"));
+	assert_string_equal(n->allow, "hosts, loopback");
 	assert_null(config_find_ncs(cfg, "other"));
 	config_free(cfg);
 }
@@ -298,6 +302,81 @@ test_file(void **state)
 	gwunit_free(u);
 }
 
+/* Allow-lists: every form accepted, each mistake named with its line. */
+static void
+test_allow(void **state)
+{
+	struct gw_config	*cfg;
+	char			*errs;
+
+	(void)state;
+	cfg = gwunit_config(MINIMAL "allow = any\n[ncs.b]\nncs_id = B\n"
+	    "host = 10.0.0.9\nallow = hosts,10.1.0.0/16 ::1, fd00::/8\n"
+	    "[database]\nhistory_max_bytes = 64m\n[gateway]\n"
+	    "handshake_timeout = 0.5\nmax_conn_per_addr = 2\n");
+	assert_non_null(cfg);
+	assert_string_equal(cfg->ncs[0].allow, "any");
+	assert_string_equal(cfg->ncs[1].allow,
+	    "hosts,10.1.0.0/16 ::1, fd00::/8");
+	assert_int_equal(cfg->history_max_bytes, 64 << 20);
+	assert_int_equal(cfg->handshake_ms, 500);
+	assert_int_equal(cfg->max_conn_per_addr, 2);
+	config_free(cfg);
+
+	errs = must_fail(MINIMAL "allow = 10.0.0.1/33\n[ncs.b]\nncs_id = B\n"
+	    "host = h\nallow = 10.0.0.1/8\n[ncs.c]\nncs_id = C\nhost = h\n"
+	    "allow = nrcs.example\n[ncs.d]\nncs_id = D\nhost = h\n"
+	    "allow = ,\n[database]\nhistory_max_bytes = 1k\n");
+	assert_int_equal(count_lines(errs), 5);
+	assert_non_null(strstr(errs, "t.ini:6: allow = '10.0.0.1/33': "
+	    "'10.0.0.1/33': the prefix length must be 0..32"));
+	assert_non_null(strstr(errs, "t.ini:10: allow = '10.0.0.1/8': "
+	    "'10.0.0.1/8' has bits set past the prefix"));
+	assert_non_null(strstr(errs, "t.ini:14: allow = 'nrcs.example': "
+	    "'nrcs.example' is not a numeric"));
+	assert_non_null(strstr(errs, "t.ini:18: allow = ',': empty"));
+	assert_non_null(strstr(errs, "t.ini:20: history_max_bytes"));
+	free(errs);
+}
+
+/* What mosgw -D prints loads again once the required keys are filled in. */
+static void
+test_print_defaults(void **state)
+{
+	struct gw_config	*cfg;
+	struct sbuf		 sb = { NULL, 0, 0 };
+	char			*text = NULL, *line, *save = NULL;
+	const char		*out;
+	size_t			 len = 0;
+	FILE			*f;
+
+	(void)state;
+	assert_non_null(f = open_memstream(&text, &len));
+	config_print_defaults(f);
+	fclose(f);
+	for (line = strtok_r(text, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		out = line;
+		if (strncmp(line, "[ncs.NAME]", 10) == 0)
+			out = "[ncs.a]";
+		else if (strstr(line, "; required") != NULL)
+			*strchr(line, '\t') = '\0';
+		sbuf_printf(&sb, "%s%s\n", out, strcmp(out, "mos_id = ") == 0 ||
+		    strcmp(out, "ncs_id = ") == 0 ||
+		    strcmp(out, "host = ") == 0 ? "x" : "");
+	}
+	free(text);
+	assert_non_null(strstr(sb.s, "handshake_timeout = 10\n"));
+	assert_non_null(strstr(sb.s, "max_conn_per_addr = 16\n"));
+	assert_non_null(strstr(sb.s, "history_max_bytes = 1g\n"));
+	assert_non_null(strstr(sb.s, "allow = hosts, loopback\n"));
+	cfg = gwunit_config(sb.s);
+	assert_non_null(cfg);
+	assert_string_equal(cfg->ncs[0].allow, "hosts, loopback");
+	config_free(cfg);
+	sbuf_free(&sb);
+}
+
 /* Copies compare equal; a changed key does not. */
 static void
 test_ncs_equal_dup(void **state)
@@ -330,6 +409,8 @@ main(void)
 		cmocka_unit_test(test_long_line),
 		cmocka_unit_test(test_file),
 		cmocka_unit_test(test_ncs_equal_dup),
+		cmocka_unit_test(test_allow),
+		cmocka_unit_test(test_print_defaults),
 	};
 
 	return cmocka_run_group_tests_name("gateway_config", tests, NULL, NULL);

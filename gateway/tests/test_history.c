@@ -198,6 +198,78 @@ test_prune(void **state)
 	history_free(h);
 }
 
+/* Add n rows of 1,060 bytes each as history counts them. */
+static void
+add_kilo_rows(struct history *h, int n)
+{
+	char	xml[1001];
+	int	i;
+
+	memset(xml, 'x', 1000);
+	xml[1000] = '\0';
+	for (i = 0; i < n; i++)	/* 1000 + "ok" + "heartbeat" + "a" + 48 */
+		history_add(h, "a", GW_PORT_LOWER, HISTORY_IN, 1, i + 1,
+		    "heartbeat", "ok", xml, 1000, MOS_ENC_UTF8);
+}
+
+/* A fresh count of the table, as history_bytes makes it. */
+static int64_t
+recount(struct gwunit *u)
+{
+	u->db->hist_counted = false;
+	return history_bytes(u->db);
+}
+
+/*
+ * The size is counted once, then kept as rows are stored and pruned; over
+ * history_max_bytes the oldest rows go until 90 % of it is left.
+ */
+static void
+test_prune_size(void **state)
+{
+	struct gwunit		*u = *state;
+	struct history		*h = history_new(u->db, true);
+	struct history_rec	*v;
+	int64_t			 sum = 0;
+	size_t			 n, i;
+
+	add_kilo_rows(h, 200);
+	flush(u, h);
+	assert_int_equal(history_bytes(u->db), 200 * 1060);
+
+	add_kilo_rows(h, 100);
+	history_take(h, &v, &n);
+	assert_int_equal(queue_tx_begin(u->db->q), QUEUE_OK);
+	assert_int_equal(history_store(u->db, v, n), QUEUE_OK);
+	assert_int_equal(queue_tx_commit(u->db->q), QUEUE_OK);
+	for (i = 0; i < n; i++)
+		sum += history_rec_bytes(&v[i]);
+	history_recs_free(v, n);
+	assert_int_equal(sum, 100 * 1060);
+	history_account(u->db, sum);
+	assert_int_equal(history_bytes(u->db), 300 * 1060);
+	assert_int_equal(recount(u), 300 * 1060);
+
+	assert_int_equal(history_prune_size(u->db, 400000, 0, &n), QUEUE_OK);
+	assert_int_equal(n, 0);
+	assert_int_equal(history_prune_size(u->db, 200000, 0, &n), QUEUE_OK);
+	assert_int_equal(n, 131);	/* 318,000 down to <= 180,000 */
+	assert_int_equal(gwunit_int(u, "SELECT count(*) FROM history"), 169);
+	assert_int_equal(gwunit_int(u, "SELECT min(id) FROM history"), 132);
+	assert_int_equal(history_bytes(u->db), 169 * 1060);
+	assert_int_equal(recount(u), 169 * 1060);
+
+	u->now_ms += 3600 * 1000;
+	add_kilo_rows(h, 1);
+	flush(u, h);
+	history_account(u->db, 1060);
+	assert_int_equal(history_prune(u->db, 60 * 1000, 0, &n), QUEUE_OK);
+	assert_int_equal(n, 169);
+	assert_int_equal(history_bytes(u->db), 1060);
+	assert_int_equal(recount(u), 1060);
+	history_free(h);
+}
+
 /* ISO times for --since/--until, and UTF-16 conversion both ways. */
 static void
 test_time_and_utf16(void **state)
@@ -242,6 +314,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_capture_format, gwunit_setup,
 		    gwunit_teardown),
 		cmocka_unit_test_setup_teardown(test_prune, gwunit_setup, gwunit_teardown),
+		cmocka_unit_test_setup_teardown(test_prune_size, gwunit_setup,
+		    gwunit_teardown),
 		cmocka_unit_test(test_time_and_utf16),
 	};
 

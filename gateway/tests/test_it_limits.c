@@ -68,8 +68,8 @@ setup_max_conn(void **state)
 static int
 setup_many_conns(void **state)
 {
-	return itutil_setup_gateway(state,
-	    "max_conn = 500\nmax_conn_per_port = 500\n");
+	return itutil_setup_gateway(state, "max_conn = 500\n"
+	    "max_conn_per_port = 500\nmax_conn_per_addr = 500\n");
 }
 
 /* VmRSS of the gateway in KiB, from /proc/PID/status; -1 if unreadable. */
@@ -147,39 +147,6 @@ gw_rss_peak(struct gwproc *gp, int ms)
 			peak = kb;
 	}
 	return peak;
-}
-
-/*
- * A non-blocking TCP connection to 127.0.0.1:port that the peer's thread
- * does not read, with a small receive buffer. The descriptor or -1.
- */
-static int
-raw_dial(uint16_t port)
-{
-	struct sockaddr_in	sin;
-	struct pollfd		pfd;
-	int			fd, rcv = FLOOD_RCVBUF, err = 0;
-	socklen_t		len = sizeof err;
-
-	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0)) == -1)
-		return -1;
-	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof rcv);
-	memset(&sin, 0, sizeof sin);
-	sin.sin_family = AF_INET;
-	sin.sin_port = htons(port);
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (connect(fd, (struct sockaddr *)&sin, sizeof sin) == -1 &&
-	    errno != EINPROGRESS)
-		goto fail;
-	pfd.fd = fd;
-	pfd.events = POLLOUT;
-	if (poll(&pfd, 1, WAIT_MS) != 1 ||
-	    getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == -1 || err != 0)
-		goto fail;
-	return fd;
-fail:
-	close(fd);
-	return -1;
 }
 
 /* n mosReqObj for obj_id, written one after the other into out; ids kept. */
@@ -337,7 +304,8 @@ test_watermark_backpressure(void **state)
 	c = gwrig_dial(r, NCSPEER_LOWER);
 	GWRIG_CHECK(r, c > 0 && heartbeat_within(r, c, PROMPT_MS));
 	rss0 = gw_rss_kb(r->gw);
-	GWRIG_CHECK(r, (fd = raw_dial(r->gw->lower_port)) != -1);
+	fd = itutil_dial(NULL, r->gw->lower_port, FLOOD_RCVBUF);
+	GWRIG_CHECK(r, fd != -1);
 	stalled = flood_send(fd, &buf, &off);
 	rss1 = gw_rss_peak(r->gw, SETTLE_MS);
 	used = gw_consumed(fd, off);
