@@ -83,7 +83,7 @@ session_allowed(struct gw *gw, const struct addr *src)
 {
 	struct ncs	*n;
 
-	TAILQ_FOREACH(n, &gw->ncs, entry) {
+	for (n = TAILQ_FIRST(&gw->ncs); n != NULL; n = TAILQ_NEXT(n, entry)) {
 		if (ncs_allows(n, src))
 			return true;
 	}
@@ -97,7 +97,8 @@ session_count_addr(struct gw *gw, const struct addr *src)
 	struct session	*s;
 	int		 n = 0;
 
-	TAILQ_FOREACH(s, &gw->sessions, entry) {
+	for (s = TAILQ_FIRST(&gw->sessions); s != NULL;
+	    s = TAILQ_NEXT(s, entry)) {
 		if (addr_equal(&s->src, src))
 			n++;
 	}
@@ -114,7 +115,8 @@ session_victim(struct gw *gw, int port, const struct addr *src,
 {
 	struct session	*s, *any = NULL;
 
-	TAILQ_FOREACH(s, &gw->sessions, entry) {
+	for (s = TAILQ_FIRST(&gw->sessions); s != NULL;
+	    s = TAILQ_NEXT(s, entry)) {
 		if (s->trusted || (port != GW_NPORTS && (int)s->port != port))
 			continue;
 		if (addr_equal(&s->src, src))
