@@ -3,15 +3,17 @@
  * go into the framer; at most CONN_FRAMES_PER_ROUND frames are handed to the
  * owner per callback before yielding to other connections (a zero-timeout
  * event continues). A frame deadline timer runs from the first byte of a
- * frame to its end, apart from the idle timeout. Output above the high
- * watermark stops reading from that peer until it drains.
+ * frame to its end; the idle timeout runs outside frames and starts over
+ * only when a frame is complete (whitespace or junk between frames is not
+ * activity). Output above the high watermark stops reading from that peer
+ * until it drains.
  *
  * Owners (session.c, link.c) get frames and one error callback, after which
  * they call conn_free(). conn_free() from inside a callback is deferred.
  *
  * The bufferevent connects and holds what could not be written at once;
- * reading is a plain read event of our own (its timeout is the idle
- * timeout), so bytes go from the socket straight into the framer.
+ * reading is a plain read event of our own, so bytes go from the socket
+ * straight into the framer.
  */
 #include <sys/socket.h>
 
@@ -55,6 +57,8 @@ conn_destroy(struct conn *c)
 		event_free(c->rd);
 	if (c->deadline != NULL)
 		event_free(c->deadline);
+	if (c->idle != NULL)
+		event_free(c->idle);
 	if (c->more != NULL)
 		event_free(c->more);
 	if (c->bev != NULL)
@@ -98,6 +102,19 @@ conn_deadline_cb(evutil_socket_t fd, short ev, void *arg)
 	conn_leave(c);
 }
 
+/* No complete frame for idle_ms. */
+static void
+conn_idle_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct conn	*c = arg;
+
+	(void)fd;
+	(void)ev;
+	c->busy++;
+	conn_fail(c, "idle-timeout");
+	conn_leave(c);
+}
+
 /* Continue processing frames after a yield. */
 static void
 conn_more_cb(evutil_socket_t fd, short ev, void *arg)
@@ -124,7 +141,12 @@ conn_update_deadline(struct conn *c)
 		evtimer_del(c->deadline);
 }
 
-/* Input backpressure: the framer holds too much that is not yet processed. */
+/*
+ * Read or not (input backpressure: the framer holds too much that is not
+ * yet processed), and the idle timer: it runs while we read and the peer
+ * is outside a frame (frame_deadline covers the inside), and starts over
+ * only after a complete frame, a pause in reading or a new limit.
+ */
 static void
 conn_update_reading(struct conn *c)
 {
@@ -135,10 +157,20 @@ conn_update_reading(struct conn *c)
 
 	if (c->rd == NULL)
 		return;
-	if (stop)
+	if (stop) {
 		event_del(c->rd);
-	else	/* (again: the idle timeout starts over) */
-		event_add(c->rd, c->idle_ms > 0 ? &tv : NULL);
+		evtimer_del(c->idle);
+		c->idle_fresh = true;
+		return;
+	}
+	event_add(c->rd, NULL);
+	if (c->idle_ms == 0 || mos_framer_in_frame(c->fr)) {
+		evtimer_del(c->idle);
+		c->idle_fresh = true;
+	} else if (c->idle_fresh || !evtimer_pending(c->idle, NULL)) {
+		evtimer_add(c->idle, &tv);
+		c->idle_fresh = false;
+	}
 }
 
 /* Hand at most max frames to the owner; true if more may be ready. */
@@ -164,6 +196,7 @@ conn_round(struct conn *c, int max)
 		if (c->enc == MOS_ENC_AUTO)
 			c->enc = f.enc;
 		evtimer_del(c->deadline);
+		c->idle_fresh = true;
 		c->ops->frame(c->arg, c, &f);
 	}
 	return n == max;
@@ -186,19 +219,14 @@ conn_process(struct conn *c)
 	conn_leave(c);
 }
 
-/* Bytes from the socket into the framer; EOF, errors, the idle timeout. */
+/* Bytes from the socket into the framer; EOF, errors. */
 static void
 conn_read_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct conn	*c = arg;
 	ssize_t		 n;
 
-	if (what & EV_TIMEOUT) {
-		c->busy++;
-		conn_fail(c, "idle-timeout");
-		conn_leave(c);
-		return;
-	}
+	(void)what;
 	do
 		n = recv(fd, c->gw->rbuf, sizeof c->gw->rbuf, 0);
 	while (n == -1 && errno == EINTR);
@@ -336,8 +364,10 @@ conn_new(struct gw *gw, struct bufferevent *bev, enum gw_port port,
 	if ((c->fr = mos_framer_new(enc, &lim)) == NULL)
 		fatalx("out of memory (framer)");
 	c->deadline = evtimer_new(gw->base, conn_deadline_cb, c);
+	c->idle = evtimer_new(gw->base, conn_idle_cb, c);
 	c->more = event_new(gw->base, -1, 0, conn_more_cb, c);
-	if (c->deadline == NULL || c->more == NULL)
+	c->idle_fresh = true;
+	if (c->deadline == NULL || c->idle == NULL || c->more == NULL)
 		fatalx("event_new failed");
 	bufferevent_setcb(bev, NULL, conn_write_cb, conn_event_cb, c);
 	bufferevent_setwatermark(bev, EV_WRITE,
@@ -362,6 +392,7 @@ conn_free(struct conn *c)
 		if (c->rd != NULL)
 			event_del(c->rd);
 		evtimer_del(c->deadline);
+		evtimer_del(c->idle);
 		event_del(c->more);
 		return;
 	}
@@ -395,11 +426,12 @@ conn_set_max_frame(struct conn *c, size_t max)
 	mos_framer_set_limits(c->fr, &lim);
 }
 
-/* Read inactivity timeout; 0 = none (applies once connected). */
+/* Idle timeout (no complete frame); 0 = none (applies once connected). */
 void
 conn_set_idle(struct conn *c, int64_t ms)
 {
 	c->idle_ms = ms;
+	c->idle_fresh = true;
 	conn_update_reading(c);
 }
 

@@ -781,8 +781,10 @@ struct conn {
 	void			*arg;
 	struct event		*rd;		/* reading, once connected */
 	struct event		*deadline;
+	struct event		*idle;		/* no complete frame */
 	struct event		*more;
 	int64_t			 idle_ms;
+	bool			 idle_fresh;	/* restart the idle timer */
 	bool			 paused;	/* output over the watermark */
 	bool			 held;		/* a frame is being parsed
 	    elsewhere: no more frames, no reading */
@@ -800,6 +802,7 @@ void		 conn_free(struct conn *);
 int		 conn_connect(struct conn *, const char *host, int port,
 		    int64_t timeout_ms);
 void		 conn_set_max_frame(struct conn *, size_t);
+/* Close after ms without a complete frame; 0 = never. */
 void		 conn_set_idle(struct conn *, int64_t ms);
 /* Encode m in the connection's encoding, record history, write. 0 or -1. */
 int		 conn_send(struct conn *, const struct mos_msg *,

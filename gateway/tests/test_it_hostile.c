@@ -6,7 +6,8 @@
  * Sockets that trickle whitespace or say nothing are closed at
  * handshake_timeout, and until then a newcomer evicts the oldest of them
  * when a cap is full, so the NCS always gets in; a trusted connection is
- * never evicted; max_conn_per_addr holds one source to its share; the
+ * never evicted, but one that only trickles whitespace after its valid
+ * frame is idle; max_conn_per_addr holds one source to its share; the
  * allow-lists refuse at accept and once a frame names an NCS. 500
  * slowloris sockets from ten addresses leave the NCS connecting and its
  * heartbeats answered (the latency is printed). A flood of frames with an
@@ -65,6 +66,13 @@ static int
 setup_handshake(void **state)
 {
 	return itutil_setup_gateway(state, "handshake_timeout = 2\n");
+}
+
+/* A one-second idle timeout. */
+static int
+setup_idle(void **state)
+{
+	return itutil_setup_gateway(state, "idle_timeout = 1\n");
 }
 
 /* One second for the silent ones on the query port. */
@@ -224,6 +232,37 @@ test_trickle_closed(void **state)
 	GWRIG_CHECK(r, gwproc_log_count(r->gw, mark, "event=conn.close",
 	    "reason=evicted", (char *)NULL) <= 1);
 	GWRIG_CHECK(r, heartbeat_ok(r, c, &ms) && ms < PROMPT_MS);
+}
+
+/*
+ * A peer that sent a valid frame, then only whitespace (outside a frame)
+ * is idle: closed at idle_timeout (1 s) although bytes keep coming, while
+ * a connection that keeps sending frames stays.
+ */
+static void
+test_trusted_trickle(void **state)
+{
+	struct gwrig	*r = *state;
+	int64_t		 end, ms;
+	int		 fd, c;
+	long		 mark = (long)gwproc_log_size(r->gw);
+
+	GWRIG_CHECK(r, (fd = itutil_dial("127.0.0.2", r->gw->upper_port,
+	    0)) != -1);
+	GWRIG_CHECK(r, raw_mach_info(r, fd, NULL));
+	GWRIG_CHECK(r, (c = ncs_connects(r, NCSPEER_UPPER, &ms)) > 0);
+	end = ncspeer_now_ms() + CLOSE_MS;
+	while (ncspeer_now_ms() < end && !peer_closed(fd)) {
+		send(fd, " ", 1, MSG_NOSIGNAL);
+		GWRIG_CHECK(r, heartbeat_ok(r, c, &ms));
+		usleep(TRICKLE_MS * 1000);
+	}
+	GWRIG_CHECK(r, peer_closed(fd));
+	close(fd);
+	GWRIG_CHECK(r, gwproc_log_wait(r->gw, mark, WAIT_MS,
+	    "event=conn.close", "peer=127.0.0.2", "reason=idle-timeout",
+	    (char *)NULL) != -1);
+	GWRIG_CHECK(r, heartbeat_ok(r, c, &ms));
 }
 
 /*
@@ -728,6 +767,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_trickle_closed,
 		    setup_handshake, itutil_teardown),
+		cmocka_unit_test_setup_teardown(test_trusted_trickle,
+		    setup_idle, itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_silent_query,
 		    setup_handshake_fast, itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_per_addr, setup_per_addr,
