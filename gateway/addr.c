@@ -79,6 +79,18 @@ addr_equal(const struct addr *x, const struct addr *y)
 	    16) == 0;
 }
 
+/*
+ * The same source, as caps and rate limits count them: the same IPv4
+ * address, or the same IPv6 /64 (one site's hosts share it, and whoever
+ * has one address of it has them all).
+ */
+bool
+addr_same_source(const struct addr *x, const struct addr *y)
+{
+	return x->af == y->af && memcmp(x->a, y->a, x->af == AF_INET ? 4 :
+	    8) == 0;
+}
+
 /* Do the first bits of two addresses of the same family agree? */
 static bool
 addr_prefix_match(const struct addr *net, int bits, const struct addr *a)
@@ -289,12 +301,12 @@ srclim_free(struct srclim *s)
 	free(s);
 }
 
-/* FNV-1a over the family and the address bytes. */
+/* FNV-1a over the family and the source's bytes (IPv6: its /64). */
 static uint32_t
 srclim_hash(const struct addr *a)
 {
 	uint32_t	h = 2166136261u;
-	size_t		i, len = a->af == AF_INET ? 4 : 16;
+	size_t		i, len = a->af == AF_INET ? 4 : 8;
 
 	h = (h ^ (uint32_t)a->af) * 16777619u;
 	for (i = 0; i < len; i++)
@@ -302,13 +314,13 @@ srclim_hash(const struct addr *a)
 	return h;
 }
 
-/* Take a token from a's bucket. */
+/* Take a token from the bucket of a's source. */
 bool
 srclim_take(struct srclim *s, const struct addr *a, int64_t now_ms)
 {
 	struct srclim_slot	*sl = &s->v[srclim_hash(a) % s->n];
 
-	if (!addr_equal(&sl->addr, a) || sl->b.burst == 0) {
+	if (!addr_same_source(&sl->addr, a) || sl->b.burst == 0) {
 		sl->addr = *a;
 		bucket_init(&sl->b, s->rate, s->burst);
 	}

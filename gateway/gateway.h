@@ -162,6 +162,8 @@ int	 addr_from_sockaddr(struct addr *, const struct sockaddr *);
 int	 addr_parse(struct addr *, const char *);	/* numeric; 0/-1 */
 void	 addr_format(const struct addr *, char *, size_t);
 bool	 addr_equal(const struct addr *, const struct addr *);
+/* One source for caps and rate limits: an IPv4 address, an IPv6 /64. */
+bool	 addr_same_source(const struct addr *, const struct addr *);
 bool	 addr_is_loopback(const struct addr *);
 /* "any", "hosts", "loopback", addresses, CIDRs; 0, or -1 and *err. */
 int	 acl_parse(struct acl *, const char *, char **err);
@@ -171,7 +173,7 @@ bool	 acl_match(const struct acl *, const struct addr *,
 	    const struct addr *hosts, size_t nhosts);
 void	 bucket_init(struct bucket *, double rate, double burst);
 bool	 bucket_take(struct bucket *, int64_t now_ms);
-/* A bucket per source address, in a fixed table of slots. */
+/* A bucket per source (addr_same_source), in a fixed table of slots. */
 struct srclim	*srclim_new(size_t slots, double rate, double burst);
 void		 srclim_free(struct srclim *);
 bool		 srclim_take(struct srclim *, const struct addr *,

@@ -35,6 +35,7 @@
 #define SESSION_ASYNC_BYTES	(256 * 1024)
 #define SESSION_UNTRUSTED_MAX	16	/* frames before a valid one */
 #define SESSION_LOG_MS		1000	/* refusal lines at most this often */
+#define SESSION_LOG_RATE	20	/* lines a second for untrusted ones */
 
 static void	session_frame_cb(void *, struct conn *,
     const struct mos_frame *);
@@ -68,6 +69,29 @@ session_log_refusal(enum gw_port port, const char *peer, const char *reason,
 	suppressed = 0;
 }
 
+/*
+ * conn.accept, and conn.close of a connection that never sent a valid
+ * frame: at most SESSION_LOG_RATE lines a second, so that a flood of
+ * connections cannot fill the disk through the log. True if this one may
+ * be logged; *skipped then says how many were left out before it.
+ */
+static bool
+session_log_budget(uint64_t *skipped)
+{
+	static struct bucket	b;
+	static uint64_t		suppressed;
+
+	if (b.burst == 0)
+		bucket_init(&b, SESSION_LOG_RATE, SESSION_LOG_RATE);
+	if (!bucket_take(&b, util_mono_ms())) {
+		suppressed++;
+		return false;
+	}
+	*skipped = suppressed;
+	suppressed = 0;
+	return true;
+}
+
 /* Refuse a connection at accept. */
 static void
 session_reject(enum gw_port port, evutil_socket_t fd, const char *peer,
@@ -90,7 +114,7 @@ session_allowed(struct gw *gw, const struct addr *src)
 	return false;
 }
 
-/* Sessions from this address. */
+/* Sessions from this source (an IPv4 address, an IPv6 /64). */
 static int
 session_count_addr(struct gw *gw, const struct addr *src)
 {
@@ -99,7 +123,7 @@ session_count_addr(struct gw *gw, const struct addr *src)
 
 	for (s = TAILQ_FIRST(&gw->sessions); s != NULL;
 	    s = TAILQ_NEXT(s, entry)) {
-		if (addr_equal(&s->src, src))
+		if (addr_same_source(&s->src, src))
 			n++;
 	}
 	return n;
@@ -119,7 +143,7 @@ session_victim(struct gw *gw, int port, const struct addr *src,
 	    s = TAILQ_NEXT(s, entry)) {
 		if (s->trusted || (port != GW_NPORTS && (int)s->port != port))
 			continue;
-		if (addr_equal(&s->src, src))
+		if (addr_same_source(&s->src, src))
 			return s;
 		if (any == NULL)
 			any = s;
@@ -173,6 +197,7 @@ session_accept(struct gw *gw, enum gw_port port, int fd,
 	struct session		*s;
 	struct addr		 src;
 	struct timeval		 tv;
+	uint64_t		 skipped;
 	int			 one = 1;
 
 	if (gw->stopping) {
@@ -229,8 +254,10 @@ session_accept(struct gw *gw, enum gw_port port, int fd,
 	TAILQ_INSERT_TAIL(&gw->sessions, s, entry);
 	gw->nsessions++;
 	gw->nsess_port[port]++;
-	log_event(LL_INFO, "conn.accept", "conn=%llu port=%s peer=%s",
-	    (unsigned long long)s->conn->id, gw_port_name(port), peer);
+	if (session_log_budget(&skipped))
+		log_event(LL_INFO, "conn.accept", "conn=%llu port=%s peer=%s "
+		    "suppressed=%llu", (unsigned long long)s->conn->id,
+		    gw_port_name(port), peer, (unsigned long long)skipped);
 }
 
 /* Close a session: log once, unlink, free. */
@@ -238,11 +265,15 @@ void
 session_close(struct session *s, const char *reason)
 {
 	struct gw	*gw = s->gw;
+	uint64_t	 skipped = 0;
 
-	log_event(LL_INFO, "conn.close", "conn=%llu ncs=%s port=%s peer=%s "
-	    "reason=%s", (unsigned long long)s->conn->id,
-	    log_q(s->ncs != NULL ? s->ncs->conf->name : NULL),
-	    gw_port_name(s->port), s->conn->peer, log_q(reason));
+	if (s->trusted || session_log_budget(&skipped))
+		log_event(LL_INFO, "conn.close", "conn=%llu ncs=%s port=%s "
+		    "peer=%s reason=%s suppressed=%llu",
+		    (unsigned long long)s->conn->id,
+		    log_q(s->ncs != NULL ? s->ncs->conf->name : NULL),
+		    gw_port_name(s->port), s->conn->peer, log_q(reason),
+		    (unsigned long long)skipped);
 	TAILQ_REMOVE(&gw->sessions, s, entry);
 	gw->nsessions--;
 	gw->nsess_port[s->port]--;

@@ -38,6 +38,15 @@ is(const struct addr *a, const char *s)
 	return addr_equal(a, &b);
 }
 
+/* Do x and y count as one source? */
+static bool
+same_source(const char *x, const char *y)
+{
+	struct addr	a = A(x), b = A(y);
+
+	return addr_same_source(&a, &b);
+}
+
 /* Is s a loopback address? */
 static bool
 loopback(const char *s)
@@ -109,6 +118,13 @@ test_addresses(void **state)
 	assert_true(loopback("::ffff:127.0.0.3"));
 	assert_false(loopback("128.0.0.1"));
 	assert_false(loopback("::2"));
+
+	assert_true(same_source("2001:db8:0:1::5", "2001:db8:0:1:ab::7"));
+	assert_false(same_source("2001:db8:0:1::5", "2001:db8:0:2::5"));
+	assert_true(same_source("10.0.0.1", "::ffff:10.0.0.1"));
+	assert_false(same_source("10.0.0.1", "10.0.0.2"));
+	assert_true(same_source("10.0.0.1", "::ffff:a00:1"));
+	assert_false(same_source("10.0.0.1", "::a00:1"));
 }
 
 /* Every kind of entry, and what each one lets in. */
@@ -213,6 +229,17 @@ test_buckets(void **state)
 	assert_true(srclim_take(s, &x, 6000));
 	assert_false(srclim_take(s, &x, 6000));
 	srclim_free(s);
+
+	s = srclim_new(64, 1.0, 1.0);	/* an IPv6 /64 is one source */
+	x = A("2001:db8:1:2::1");
+	y = A("2001:db8:1:2:ffff::9");
+	assert_true(srclim_take(s, &x, 5000));
+	assert_false(srclim_take(s, &y, 5000));
+	y = A("2001:db8:1:3::1");
+	assert_true(srclim_take(s, &y, 5000));
+	srclim_free(s);
+	x = A("10.0.0.1");
+	y = A("10.0.0.2");
 
 	s = srclim_new(1, 1.0, 1.0);	/* one slot: the newcomer takes it */
 	assert_true(srclim_take(s, &x, 5000));
