@@ -2,11 +2,12 @@
  * mosgw: the MOS gateway daemon.
  *
  * One event loop (libevent) holds the listeners for the NCSs' connections
- * (session.c), the outbound links to each NCS (link.c, ncs.c), the publisher
- * that turns queued asset changes into mosObj messages (publisher.c) and the
- * profile handlers (profile0.c, profile1.c). Everything durable lives in one
- * SQLite file shared with the job queue (gwdb.c, catalog.c, msgid.c,
- * history.c). main.c only sequences startup and shutdown (gw.c).
+ * (session.c; who may connect: addr.c), the outbound links to each NCS
+ * (link.c, ncs.c), the publisher that turns queued asset changes into
+ * mosObj messages (publisher.c) and the profile handlers (profile0.c,
+ * profile1.c). Everything durable lives in one SQLite file shared with
+ * the job queue (gwdb.c, catalog.c, msgid.c, history.c). main.c only
+ * sequences startup and shutdown (gw.c).
  */
 #ifndef GATEWAY_H
 #define GATEWAY_H
