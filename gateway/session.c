@@ -357,7 +357,8 @@ session_parse_done(void *arg, int rc)
 	struct ncs		*ncs;
 
 	(void)rc;
-	TAILQ_FOREACH(s, &p->gw->sessions, entry) {
+	for (s = TAILQ_FIRST(&p->gw->sessions); s != NULL;
+	    s = TAILQ_NEXT(s, entry)) {
 		if (s->conn->id == p->conn)
 			break;
 	}
