@@ -21,6 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "gateway/tests/gwproc.h"
 
 #define GWPROC_MOSCTL_MS	30000	/* one mosctl run */
@@ -793,6 +795,33 @@ gwproc_job_count(struct gwproc *gp, const char *lane, int state)
 	return total;
 }
 
+/*
+ * Jobs of a lane (NULL = any) QUEUED or RUNNING, in ONE statement: two
+ * counts taken one after the other would miss a job that moves from
+ * RUNNING back to QUEUED in between (a reaped lease, a release). -1 on error.
+ */
+long
+gwproc_jobs_pending(struct gwproc *gp, const char *lane)
+{
+	struct queue	*q;
+	sqlite3_stmt	*st = NULL;
+	long		 n = -1;
+
+	if ((q = gwproc_queue(gp)) == NULL)
+		return -1;
+	if (sqlite3_prepare_v2(queue_db(q), "SELECT count(*) FROM jobs WHERE "
+	    "state IN (0, 1) AND (?1 IS NULL OR lane = ?1)", -1, &st,
+	    NULL) == SQLITE_OK) {
+		if (lane != NULL)
+			sqlite3_bind_text(st, 1, lane, -1, SQLITE_STATIC);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			n = (long)sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	queue_close(q);
+	return n;
+}
+
 /* Wait until n jobs of a lane are in a state. */
 long
 gwproc_wait_jobs(struct gwproc *gp, const char *lane, int state, long n,
@@ -816,8 +845,7 @@ gwproc_wait_idle(struct gwproc *gp, const char *lane, int timeout_ms)
 	int64_t	deadline = ncspeer_now_ms() + timeout_ms;
 
 	for (;;) {
-		if (gwproc_job_count(gp, lane, QUEUE_QUEUED) == 0 &&
-		    gwproc_job_count(gp, lane, QUEUE_RUNNING) == 0)
+		if (gwproc_jobs_pending(gp, lane) == 0)
 			return 0;
 		if (ncspeer_now_ms() >= deadline)
 			return -1;

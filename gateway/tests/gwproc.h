@@ -128,6 +128,8 @@ long		 gwproc_job_count(struct gwproc *, const char *lane, int state);
 long		 gwproc_wait_jobs(struct gwproc *, const char *lane, int state,
 		    long n, int timeout_ms);
 
+/* Jobs of the lane (NULL = any) QUEUED or RUNNING, in one read; -1 on error. */
+long		 gwproc_jobs_pending(struct gwproc *, const char *lane);
 /* Wait until no job of the lane is QUEUED or RUNNING. 0, or -1 on timeout. */
 int		 gwproc_wait_idle(struct gwproc *, const char *lane,
 		    int timeout_ms);
