@@ -491,3 +491,28 @@ queue_reap(struct queue *q, size_t *n)
 		*n = (size_t)changed;
 	return rc;
 }
+
+/* Take back at once the jobs of dead workers whose names start with prefix. */
+int
+queue_release_orphans(struct queue *q, const char *prefix, const char *self,
+    size_t *n)
+{
+	struct queue_arg	a[] = { QUEUE_INT(queue_now(q)),
+				    QUEUE_TEXT(prefix), QUEUE_TEXT(self) };
+	int			rc, changed = 0;
+
+	if (n != NULL)
+		*n = 0;
+	if (prefix == NULL || *prefix == '\0')
+		return queue_errx(q, QUEUE_EINVAL, "no worker prefix given");
+	if (self == NULL)
+		a[2].s = "";
+	if ((rc = queue_tx_enter(q)) != QUEUE_OK)
+		return rc;
+	if ((rc = queue_sql_change(q, ST_ORPHANS, a, 3, &changed)) ==
+	    QUEUE_OK)
+		rc = queue_sql_counter_add(q, "rescues", changed);
+	if ((rc = queue_tx_leave(q, rc)) == QUEUE_OK && n != NULL)
+		*n = (size_t)changed;
+	return rc;
+}

@@ -223,6 +223,20 @@ int	 queue_release(struct queue *, int64_t id, int64_t lease_gen,
 int	 queue_reap(struct queue *, size_t *n);
 
 /*
+ * A worker that restarts after a crash takes back at once what its previous
+ * life held, instead of waiting for the leases to expire: every RUNNING job
+ * whose worker name starts with prefix (but is not self, may be NULL) goes
+ * back to QUEUED, due now, or to FAILED when its attempts are used up (the
+ * attempt stays counted, as with the reaper: a job that crashes its worker
+ * every time still ends). Only the caller knows that those workers are dead
+ * (e.g. it holds a lock they held): jobs of other workers keep their lease.
+ * A late call of the dead worker is fenced off (QUEUE_ELOST).
+ * *n = how many (may be NULL).
+ */
+int	 queue_release_orphans(struct queue *, const char *prefix,
+	    const char *self, size_t *n);
+
+/*
  * Operator actions. requeue: FAILED/CANCELLED -> QUEUED, raising max_attempts
  * to attempts + extra_attempts (0 = the job's original allowance); the
  * history is kept. cancel: QUEUED/RUNNING/FAILED -> CANCELLED, together with

@@ -39,12 +39,16 @@
 	"CASE WHEN " permanent "attempts >= max_attempts THEN run_after " \
 	"ELSE " now " + queue_backoff_ms(kind, attempts) END"
 #define REAP_NOTE "'lease expired (worker ' || ifnull(worker, '?') || ')'"
+#define ORPHAN_NOTE "'worker ' || ifnull(worker, '?') || ' is gone'"
 
 /* Fenced updates of a claimed job: ?1 id, ?2 lease_gen, ?3 now, ?4, ?5. */
 #define FENCE	" FROM jobs WHERE id = ?1 AND lease_gen = ?2 AND +state = 1"
 #define FENCE_U	" WHERE id = ?1 AND lease_gen = ?2 AND +state = 1"
 #define DEPS	" WHERE after_job = ?1 AND +state = 0 AND blocked = 1"
 #define EXPIRED	" WHERE state = 1 AND lease_until < ?1"
+#define ORPHANED \
+	" WHERE state = 1 AND substr(worker, 1, length(?2)) = ?2 AND " \
+	"worker <> ?3"
 #define SAME_KEY " WHERE coalesce_key = ?3 AND state = 0 AND id <> ?1"
 /* Up to 16 jobs at once: ?11..?26 their ids, ?31..?46 their leases. */
 #define IDS16 \
@@ -152,6 +156,13 @@ static const char *queue_sql_text[ST_COUNT] = {
 	[ST_REAP] = "UPDATE jobs INDEXED BY jobs_running SET state = "
 	    RETRY_STATE("") ", run_after = " RETRY_AT("", "?1") ", "
 	    "lease_until = 0, last_error = " REAP_NOTE ", updated = ?1" EXPIRED,
+	/* ?1 now, ?2 the workers' prefix, ?3 the caller's own worker. */
+	[ST_EV_ORPHANS] = EV_INSERT "SELECT id, ?1, 1, " RETRY_STATE("")
+	    ", attempts, worker, " ORPHAN_NOTE " FROM jobs INDEXED BY "
+	    "jobs_running" ORPHANED,
+	[ST_ORPHANS] = "UPDATE jobs INDEXED BY jobs_running SET state = "
+	    RETRY_STATE("") ", lease_until = 0, last_error = " ORPHAN_NOTE
+	    ", updated = ?1" ORPHANED,
 
 	[ST_GET] = "SELECT " QUEUE_JOB_COLS " FROM jobs WHERE id = ?1",
 	[ST_STATE_OF] = "SELECT state FROM jobs WHERE id = ?1",
@@ -212,6 +223,7 @@ static const enum queue_st queue_sql_twin[ST_COUNT] = {
 	[ST_RELEASE_JOB] = ST_EV_RELEASE_JOB,
 	[ST_RELEASE_DEPS] = ST_EV_RELEASE_DEPS,
 	[ST_REAP] = ST_EV_REAP,
+	[ST_ORPHANS] = ST_EV_ORPHANS,
 	[ST_REQUEUE] = ST_EV_REQUEUE,
 	[ST_CANCEL] = ST_EV_CANCEL,
 	[ST_CANCEL_CHAIN] = ST_EV_CANCEL_CHAIN,

@@ -1,4 +1,7 @@
-/* queue: backoff, attempts, permanent failure, the reaper, delayed jobs. */
+/*
+ * queue: backoff, attempts, permanent failure, the reaper, a restarted
+ * worker's orphans, delayed jobs.
+ */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -178,6 +181,94 @@ test_reaper_guard(void **state)
 	queue_job_clear(&b);
 }
 
+/* Claim one job of lane "a" as worker w. */
+static void
+claim_as(struct qtest *t, const char *w, struct queue_job *j)
+{
+	size_t	n;
+
+	assert_int_equal(queue_claim(t->q, "a", w, 0, j, 1, &n), QUEUE_OK);
+	assert_int_equal(n, 1);
+}
+
+/*
+ * A restarted worker takes back at once what its previous life held (due
+ * now, the attempt still counted, FAILED when used up); jobs of other
+ * workers and its own current ones keep their lease; a late call of the
+ * dead one is fenced off, before and after the job is claimed again.
+ */
+static void
+test_orphans(void **state)
+{
+	struct qtest		*t = *state;
+	struct queue_enqueue_req r = { .lane = "a", .kind = "k",
+	    .max_attempts = 1, .priority = 5 };
+	struct queue_job	 old1, old2, last, other, mine, again;
+	struct queue_stats	 st;
+	size_t			 n;
+	int64_t			 id;
+
+	qtest_put(t->q, "a", "k", 1);
+	qtest_put(t->q, "a", "k", 2);
+	assert_int_equal(queue_enqueue(t->q, &r, &id), QUEUE_OK);
+	qtest_put(t->q, "a", "k", 8);
+	qtest_put(t->q, "a", "k", 9);
+	claim_as(t, "gw:100:n1", &old1);
+	claim_as(t, "gw:100:n2", &old2);
+	claim_as(t, "gw:100:n1", &last);	/* its only attempt */
+	claim_as(t, "mosctl", &other);
+	claim_as(t, "gw:200:n1", &mine);
+	t->now += 10;
+
+	assert_int_equal(queue_release_orphans(t->q, "", NULL, &n),
+	    QUEUE_EINVAL);
+	assert_int_equal(queue_release_orphans(t->q, "gw:", "gw:200:n1", &n),
+	    QUEUE_OK);
+	assert_int_equal(n, 3);
+	assert_int_equal(qtest_state(t->q, old1.id), QUEUE_QUEUED);
+	assert_int_equal(qtest_state(t->q, old2.id), QUEUE_QUEUED);
+	assert_int_equal(qtest_state(t->q, id), QUEUE_FAILED);
+	assert_int_equal(qtest_state(t->q, other.id), QUEUE_RUNNING);
+	assert_int_equal(qtest_state(t->q, mine.id), QUEUE_RUNNING);
+	assert_int_equal(queue_get(t->q, old1.id, &again), QUEUE_OK);
+	assert_int_equal(again.attempts, 1);
+	assert_true(again.run_after_ms <= t->now);
+	assert_non_null(strstr(again.last_error, "worker gw:100:n1 is gone"));
+	queue_job_clear(&again);
+	assert_int_equal(queue_stats(t->q, &st), QUEUE_OK);
+	assert_int_equal(st.rescues, 3);
+
+	/* the dead one's late calls change nothing, before and after */
+	assert_int_equal(queue_complete(t->q, old1.id, old1.lease_gen),
+	    QUEUE_ELOST);
+	assert_int_equal(queue_fail(t->q, old2.id, old2.lease_gen, "late",
+	    false), QUEUE_ELOST);
+	claim_as(t, "gw:200:n1", &again);
+	assert_int_equal(again.id, old1.id);
+	assert_int_equal(again.attempts, 2);
+	assert_int_equal(queue_complete(t->q, old1.id, old1.lease_gen),
+	    QUEUE_ELOST);
+	assert_int_equal(queue_release(t->q, old1.id, old1.lease_gen, 0),
+	    QUEUE_ELOST);
+	assert_int_equal(qtest_state(t->q, old1.id), QUEUE_RUNNING);
+	assert_int_equal(queue_complete(t->q, again.id, again.lease_gen),
+	    QUEUE_OK);
+	assert_int_equal(queue_complete(t->q, other.id, other.lease_gen),
+	    QUEUE_OK);
+
+	/* without self, every job of the prefix goes back */
+	assert_int_equal(queue_release_orphans(t->q, "gw:", NULL, &n),
+	    QUEUE_OK);
+	assert_int_equal(n, 1);
+	assert_int_equal(qtest_state(t->q, mine.id), QUEUE_QUEUED);
+	queue_job_clear(&old1);
+	queue_job_clear(&old2);
+	queue_job_clear(&last);
+	queue_job_clear(&other);
+	queue_job_clear(&mine);
+	queue_job_clear(&again);
+}
+
 /* A delayed job is not due before its time; stats see it only when due. */
 static void
 test_delayed(void **state)
@@ -243,6 +334,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_crash_loop,
 		    qtest_setup, qtest_teardown),
 		cmocka_unit_test_setup_teardown(test_reaper_guard,
+		    qtest_setup, qtest_teardown),
+		cmocka_unit_test_setup_teardown(test_orphans,
 		    qtest_setup, qtest_teardown),
 		cmocka_unit_test_setup_teardown(test_delayed,
 		    qtest_setup, qtest_teardown),
