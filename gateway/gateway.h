@@ -943,6 +943,7 @@ enum link_state {
 enum link_result {
 	LINK_REPLY = 0,		/* reply is the answer (check ACK/NACK) */
 	LINK_CANCELLED = 1,	/* the NCS was removed or the gateway stops */
+	LINK_TIMEOUT = 2,	/* no answer after retries resends (give_up) */
 };
 
 struct link_msg;
@@ -969,6 +970,12 @@ struct link_msg {
 	int32_t			 message_id;	/* 0 until first sent */
 	int			 tries;		/* sends on this connection */
 	int			 sends;		/* sends in all */
+	/*
+	 * After `retries` resends without an answer the link reconnects;
+	 * the message then goes back to cb (LINK_TIMEOUT) instead of being
+	 * sent again with the same messageID on the next connection.
+	 */
+	bool			 give_up;
 	link_msg_cb		 cb;
 	void			*arg;
 	TAILQ_ENTRY(link_msg)	 entry;

@@ -8,7 +8,8 @@
  *                -> down and reconnect
  *   ack timeout  resend with the same messageID up to `retries` times, then
  *                down and reconnect; the message goes back to the head of
- *                the NCS's queue (it may move to the buddy)
+ *                the NCS's queue (it may move to the buddy), or, if its
+ *                owner said give_up, back to its owner (LINK_TIMEOUT)
  *   reconnect    exponential backoff from reconnect_min to reconnect_max,
  *                +-20 % jitter; after breaker_threshold failed connects the
  *                circuit breaker opens (logged once) and probes every
@@ -355,7 +356,16 @@ link_ack_cb(evutil_socket_t fd, short ev, void *arg)
 		link_send_inflight(l, "resent");
 		return;
 	}
+	if (!lm->give_up) {
+		link_failed(l, "ack-timeout");
+		return;
+	}
+	/* reconnect first, so that the owner's next message waits for it */
+	l->inflight = NULL;
 	link_failed(l, "ack-timeout");
+	if (lm->cb != NULL)
+		lm->cb(lm->arg, lm, LINK_TIMEOUT, NULL);
+	link_msg_free(lm);
 }
 
 /* Write more of a streamed message; the ack timer starts once it is all out. */

@@ -24,6 +24,9 @@
  * UPDATED) is read after the earlier delivery of that object was settled.
  * A link that goes down keeps the message in flight (resent with its
  * messageID when a link comes back) and gives the window back to the queue.
+ * A mosObj the NCS never answers (no mosAck after `retries` resends, and
+ * the link reconnects) is a failed attempt like a NACK: the job goes back
+ * with backoff, or is FAILED at max_attempts, and later jobs go on.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -403,14 +406,18 @@ pub_done_add(struct publisher *p, struct pub_job *j, bool mark)
 	gw_flush_soon(p->ncs->gw);
 }
 
-/* Fail a job (publish.failed follows once it is stored as FAILED). */
+/*
+ * Fail a job: event says why (publish.nacked, publish.unacked); the job
+ * retries with backoff, and publish.failed follows once it is stored as
+ * FAILED.
+ */
 static void
-pub_fail(struct publisher *p, struct pub_job *j, const char *text,
-    bool permanent)
+pub_fail(struct publisher *p, struct pub_job *j, const char *event,
+    const char *text, bool permanent)
 {
 	struct pub_op	*op;
 
-	log_event(LL_WARN, "publish.nacked", "ncs=%s job=%lld obj=%s "
+	log_event(LL_WARN, event, "ncs=%s job=%lld obj=%s "
 	    "attempt=%d max_attempts=%d text=%s%s", p->ncs->conf->name,
 	    (long long)j->id, log_q(j->obj_id), j->attempts, j->max_attempts,
 	    log_q(text), j->lost ? " error=job-not-updated" : "");
@@ -454,12 +461,21 @@ pub_reply_cb(void *arg, struct link_msg *lm, enum link_result res,
 	struct publisher	*p = arg;
 	struct pub_job		*j = &p->cur;
 	const char		*text;
+	char			 why[64];
 
 	p->has_cur = false;
 	if (res == LINK_CANCELLED) {
 		pub_op_release(&p->ops, j, 0);
 		pub_job_clear(j);
 		gw_flush_soon(p->ncs->gw);
+		return;
+	}
+	if (res == LINK_TIMEOUT) {
+		/* the attempt counts: a new one, with a new messageID, later */
+		snprintf(why, sizeof why, "no acknowledgement after %d "
+		    "attempt%s", j->attempts, j->attempts == 1 ? "" : "s");
+		pub_fail(p, j, "publish.unacked", why, false);
+		publisher_pump(p);
 		return;
 	}
 	if (reply->type == MOS_T_MOS_ACK && reply->u.mos_ack.status != NULL &&
@@ -473,7 +489,8 @@ pub_reply_cb(void *arg, struct link_msg *lm, enum link_result res,
 		text = reply->u.ro_ack.ro_status;
 	else
 		text = reply->type_name;
-	pub_fail(p, j, text != NULL && *text != '\0' ? text : "NACK", false);
+	pub_fail(p, j, "publish.nacked", text != NULL && *text != '\0' ? text :
+	    "NACK", false);
 	publisher_pump(p);
 }
 
@@ -490,7 +507,7 @@ pub_send(struct publisher *p, struct pub_job *j)
 	}
 	switch (j->action) {
 	case PUB_FAIL:
-		pub_fail(p, j, j->why, true);
+		pub_fail(p, j, "publish.nacked", j->why, true);
 		return;
 	case PUB_RETRY:
 		log_event(LL_WARN, "publish.retry", "ncs=%s job=%lld obj=%s "
@@ -511,6 +528,7 @@ pub_send(struct publisher *p, struct pub_job *j)
 	memset(j, 0, sizeof *j);
 	p->has_cur = true;
 	lm = link_msg_new(p->cur.msg, pub_reply_cb, p);
+	lm->give_up = true;
 	p->cur.msg = NULL;
 	lm->wire = p->cur.wire;
 	lm->wire_target = p->cur.target;

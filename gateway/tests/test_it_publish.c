@@ -4,7 +4,9 @@
  * An asset change made with mosctl becomes a mosObj on the gateway's lower
  * link and its job finishes only on the matching mosAck; a NACK retries and
  * ends FAILED with the NACK text in the job's history; an ack timeout resends
- * with the same messageID; an ack with the wrong messageID does not count;
+ * with the same messageID, and after the resends counts as a failed attempt
+ * (FAILED at max_attempts, the NCS never blocked for good); an ack with the
+ * wrong messageID does not count;
  * an NCS restart loses nothing queued meanwhile; mosReqObj and mosReqAll are
  * answered; the history can be exported as a capture.
  */
@@ -553,6 +555,59 @@ test_history_capture(void **state)
 	GWRIG_CHECK(r, gwproc_start(r->gw) == 0);
 }
 
+/*
+ * An NCS that never answers a mosObj: after `retries` resends the link
+ * reconnects and the attempt counts, the next attempt with a new
+ * messageID; at max_attempts the job is FAILED ("no acknowledgement after
+ * 3 attempts") and the next job goes through.
+ */
+static void
+test_unacked_fails(void **state)
+{
+	struct gwrig			*r = *state;
+	struct ncspeer_policy		 pol;
+	struct ncspeer_match		 mt = { .type = "mosObj",
+					    .obj_id = "IT-U1",
+					    .side = NCSPEER_ACCEPTED };
+	const struct ncspeer_frame	*f;
+	int32_t				 ids[3];
+	size_t				 i, nids = 0, k;
+	char				*note;
+
+	memset(&pol, 0, sizeof pol);
+	pol.obj = NCSPEER_OBJ_IGNORE;
+	ncspeer_set_policy(r->ncs, &pol);
+	GWRIG_CHECK(r, gwproc_asset_put(r->gw, "IT-U1", "Never answered") ==
+	    0);
+	GWRIG_CHECK(r, gwproc_wait_jobs(r->gw, r->lane, QUEUE_FAILED, 1,
+	    2 * RETRY_MS) == 1);
+	note = failed_note(r);
+	GWRIG_CHECK(r, note != NULL &&
+	    strstr(note, "no acknowledgement after 3 attempts") != NULL);
+	free(note);
+	/* 3 attempts of 1 + 2 resends, each attempt its own messageID */
+	GWRIG_CHECK(r, ncspeer_count(r->ncs, &mt) == 9);
+	for (i = 0; (f = ncspeer_frame_at(r->ncs, i)) != NULL; i++) {
+		if (f->msg == NULL || f->msg->type != MOS_T_MOS_OBJ)
+			continue;
+		for (k = 0; k < nids && ids[k] != f->message_id; k++)
+			;
+		if (k == nids) {
+			GWRIG_CHECK(r, nids < 3);
+			ids[nids++] = f->message_id;
+		}
+	}
+	GWRIG_CHECK(r, nids == 3);
+	GWRIG_CHECK(r, gwproc_log_count(r->gw, 0, "event=publish.unacked",
+	    (char *)NULL) == 3);
+	GWRIG_CHECK(r, gwproc_log_count(r->gw, 0, "event=publish.failed",
+	    "obj=IT-U1", (char *)NULL) == 1);
+	answer_plainly(r);
+	GWRIG_CHECK(r, gwproc_asset_put(r->gw, "IT-U2", "Answered") == 0);
+	GWRIG_CHECK(r, gwproc_wait_jobs(r->gw, r->lane, QUEUE_DONE, 1,
+	    RETRY_MS) == 1);
+}
+
 /* The it_publish suite. */
 int
 main(void)
@@ -565,6 +620,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_ack_timeout_resend,
 		    setup_short_ack, itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_wrong_message_id,
+		    setup_short_ack, itutil_teardown),
+		cmocka_unit_test_setup_teardown(test_unacked_fails,
 		    setup_short_ack, itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_ack_quirks_lenient, setup,
 		    itutil_teardown),
