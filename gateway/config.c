@@ -117,6 +117,8 @@ static const struct cfg_key cfg_keys[] = {
 	{ SECT_DATABASE, "synchronous", CT_ENUM, G(sync_normal), "full", 0, 0,
 	    0, sync_names },
 	{ SECT_DATABASE, "history", CT_BOOL, G(history), "on", 0, 0, 0, NULL },
+	{ SECT_DATABASE, "start_check", CT_BOOL, G(start_check), "on", 0, 0, 0,
+	    NULL },
 	{ SECT_DATABASE, "history_retention", CT_SECS,
 	    G(history_retention_ms), "604800", 0, 1, 3650 * DAY, NULL },
 	{ SECT_DATABASE, "history_max_bytes", CT_SIZE, G(history_max_bytes),

@@ -244,6 +244,7 @@ struct gw_config {
 	char		*db_path;
 	int		 sync_normal;	/* synchronous: 0 = full, 1 = normal */
 	bool		 history;
+	bool		 start_check;	/* PRAGMA quick_check at start */
 	int64_t		 history_retention_ms;
 	int64_t		 history_max_bytes;
 	int64_t		 done_retention_ms;
@@ -281,6 +282,7 @@ void	 config_print_defaults(FILE *);
 /* gwdb.c: the gateway's tables beside the queue's, in the same file. */
 
 #define GWDB_SCHEMA_VERSION	2
+#define GWDB_APPLICATION_ID	0x4d4f5347	/* "MOSG": PRAGMA application_id */
 
 enum gwdb_stmt {
 	ST_ASSET_GET,
@@ -346,12 +348,36 @@ struct gwdb_opts {
 	const char	*path;
 	bool		 sync_normal;
 	int		 busy_ms;
+	bool		 must_exist;	/* never create the file (mosctl) */
+	bool		 check;		/* integrity check first (the daemon) */
 	queue_clock_fn	 clock;		/* tests */
 	void		*clock_arg;
 };
 
+/*
+ * Open (a missing file is created 0640 unless must_exist). A file without
+ * our mark (GWDB_APPLICATION_ID) is refused before anything in it changes,
+ * unless it is empty or a mosgw file of a version before marks.
+ */
 int	 gwdb_open(struct gwdb **, const struct gwdb_opts *, char **err);
 void	 gwdb_close(struct gwdb *);
+
+/*
+ * The daemon's hold on its database file: an exclusive lock (one daemon
+ * per file, so jobs of an earlier worker name are a dead life's) and the
+ * identity (device, inode) of the file it opened.
+ */
+struct gwdb_hold {
+	int	 fd;
+	dev_t	 dev;
+	ino_t	 ino;
+};
+/* Take the hold (before gwdb_open); -1 and *err if another daemon has it. */
+int	 gwdb_hold(struct gwdb_hold *, const char *path, char **err);
+/* NULL while path still names the held file, else why not. */
+const char *gwdb_hold_lost(const struct gwdb_hold *, const char *path);
+/* Let go (after every connection to the file is closed). */
+void	 gwdb_hold_release(struct gwdb_hold *);
 /* A cached prepared statement, reset and with bindings cleared. */
 struct sqlite3_stmt *gwdb_stmt(struct gwdb *, enum gwdb_stmt);
 /* Bind text (static for the statement's use), or NULL for NULL. */
@@ -1081,6 +1107,12 @@ bool		 ncs_allows(const struct ncs *, const struct addr *);
 /* ------------------------------------------------------------------------ */
 /* publisher.c */
 
+/*
+ * The daemon's worker names in the queue (publisher "PID:NCS", rostat.c
+ * "PID:rostat"): a start takes back at once what such workers held.
+ */
+#define GW_WORKER_PREFIX	"mosgw:"
+
 struct publisher *publisher_new(struct ncs *);
 void		 publisher_free(struct publisher *);
 TAILQ_HEAD(pub_work_list, pub_work);
@@ -1133,6 +1165,8 @@ struct gw {
 	struct evdns_base	*dns;
 	struct gw_config	*cfg;
 	struct gwdb		*db;
+	struct gwdb_hold	 hold;		/* the file: lock, identity */
+	bool			 db_lost;	/* unlinked or replaced */
 	struct dbw		*dbw;		/* bookkeeping thread */
 	struct history		*hist;
 	struct pub_work_list	 pub_retry;	/* for the next flush */

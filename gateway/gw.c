@@ -302,7 +302,28 @@ gw_house_done(void *arg, int rc)
 }
 
 /*
- * Return expired leases every second; prune old jobs and history every
+ * The database file was unlinked or replaced: whatever is written now
+ * goes nowhere anyone will read. Stop at once (no final flush) and exit
+ * nonzero. Closing still checkpoints into the file we had open and removes
+ * its -wal and -shm, which must not be left at the path for another file.
+ */
+static void
+gw_db_lost(struct gw *gw, const char *why)
+{
+	log_event(LL_ERROR, "db.lost", "db=%s reason=%s action=exit "
+	    "note=%s", log_q(gw->cfg->db_path), why, log_q("the database "
+	    "file is no longer at its path; restart mosgw on the right file"));
+	fprintf(stderr, "mosgw: database %s is no longer at its path (%s); "
+	    "exiting\n", gw->cfg->db_path, why);
+	gw->db_lost = true;
+	gw->stopping = true;
+	gw->exit_code = 1;
+	event_base_loopexit(gw->base, NULL);
+}
+
+/*
+ * Check that the database file is still at its path; return expired
+ * leases every second; prune old jobs and history every
  * minute. History is pruned at most GW_PRUNE_BUDGET_MS at a time (so a large
  * backlog never holds up the flushes for long) and again every second until
  * done. Every second, history over history_max_bytes loses its oldest rows
@@ -314,11 +335,18 @@ gw_housekeeping_cb(evutil_socket_t fd, short ev, void *arg)
 {
 	struct gw	*gw = arg;
 	struct gw_house	*h;
+	const char	*why;
 	int64_t		 now = util_mono_ms();
 
 	(void)fd;
 	(void)ev;
-	if (gw->stopping || gw->house_busy || gw->dbw == NULL)
+	if (gw->stopping || gw->db_lost)
+		return;
+	if ((why = gwdb_hold_lost(&gw->hold, gw->cfg->db_path)) != NULL) {
+		gw_db_lost(gw, why);
+		return;
+	}
+	if (gw->house_busy || gw->dbw == NULL)
 		return;
 	h = xcalloc(1, sizeof *h);
 	h->gw = gw;
@@ -403,19 +431,45 @@ gw_open_db(struct gw *gw, char **cause)
 {
 	struct gwdb_opts	 o;
 	char			*err = NULL;
-	int64_t			 v = 1;
+	int64_t			 v = 1, t0;
+	size_t			 n = 0;
 
 	memset(&o, 0, sizeof o);
 	o.path = gw->cfg->db_path;
 	o.sync_normal = gw->cfg->sync_normal != 0;
 	o.busy_ms = (int)gw->cfg->busy_ms;
-	if (gwdb_open(&gw->db, &o, &err) != QUEUE_OK) {
-		xasprintf(cause, "database %s: %s%s", o.path, err != NULL ?
-		    err : "?", access(o.path, F_OK) != 0 && errno == ENOENT ?
+	o.check = gw->cfg->start_check;
+	if (gwdb_hold(&gw->hold, o.path, &err) != 0) {
+		xasprintf(cause, "database %s: %s%s", o.path, err,
+		    access(o.path, F_OK) != 0 && errno == ENOENT ?
 		    " (does its directory exist?)" : "");
 		free(err);
 		return -1;
 	}
+	t0 = util_mono_ms();
+	if (gwdb_open(&gw->db, &o, &err) != QUEUE_OK) {
+		xasprintf(cause, "database %s: %s", o.path, err != NULL ?
+		    err : "?");
+		free(err);
+		return -1;
+	}
+	log_event(LL_INFO, "db.open", "db=%s check=%s ms=%lld",
+	    log_q(o.path), o.check ? "ok" : "off",
+	    (long long)(util_mono_ms() - t0));
+	o.check = false;
+	/*
+	 * The hold says no other daemon runs on this file: the jobs that
+	 * workers named like ours hold are a dead life's (kill -9, crash).
+	 */
+	if (queue_release_orphans(gw->db->q, GW_WORKER_PREFIX, NULL, &n) !=
+	    QUEUE_OK) {
+		xasprintf(cause, "database %s: cannot take back the jobs of "
+		    "the previous run: %s", o.path, queue_errmsg(gw->db->q));
+		return -1;
+	}
+	if (n > 0)
+		log_event(LL_INFO, "job.orphans", "jobs=%zu note=%s", n,
+		    log_q("claimed by the previous run, back in the queue"));
 	if (!o.sync_normal && gwdb_relax(gw->db, true) != QUEUE_OK) {
 		xasprintf(cause, "database %s: cannot set synchronous: %s",
 		    o.path, gwdb_errmsg(gw->db));
@@ -477,6 +531,7 @@ gw_new(struct gw_config *cfg, char **cause)
 	signal(SIGPIPE, SIG_IGN);
 	gw = xcalloc(1, sizeof *gw);
 	gw->cfg = cfg;
+	gw->hold.fd = -1;
 	gw->started_ms = util_now_ms();
 	TAILQ_INIT(&gw->ncs);
 	TAILQ_INIT(&gw->pub_retry);
@@ -531,13 +586,14 @@ gw_free(struct gw *gw)
 	}
 	for (i = 0; i < GW_NPORTS; i++)
 		listener_free(gw->listeners[i]);
-	if (gw->hist != NULL && gw->flush_ev != NULL)
+	if (gw->hist != NULL && gw->flush_ev != NULL && !gw->db_lost)
 		gw_flush(gw);
 	dbw_free(gw->dbw);
 	publisher_works_free(&gw->pub_retry);
 	history_free(gw->hist);
 	srclim_free(gw->hist_src);
 	gwdb_close(gw->db);
+	gwdb_hold_release(&gw->hold);
 	sbuf_free(&gw->scratch);
 	for (i = 0; i < nitems(gw->sig); i++) {
 		if (gw->sig[i] != NULL)

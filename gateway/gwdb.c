@@ -4,9 +4,15 @@
  * queue owns PRAGMA user_version). Writes run inside queue_tx_begin/commit
  * so that they nest with queue calls and share its SQLITE_BUSY handling.
  */
+#include <sys/file.h>
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gateway/gateway.h"
 
@@ -371,6 +377,7 @@ gwdb_open(struct gwdb **out, const struct gwdb_opts *o, char **err)
 {
 	struct queue_opts	 qo;
 	struct gwdb		*g;
+	size_t			 n;
 	int			 rc;
 
 	*out = NULL;
@@ -378,10 +385,18 @@ gwdb_open(struct gwdb **out, const struct gwdb_opts *o, char **err)
 	qo.path = o->path;
 	qo.sync_normal = o->sync_normal;
 	qo.busy_ms = o->busy_ms;
+	qo.must_exist = o->must_exist;
+	qo.check = o->check;
+	qo.application_id = GWDB_APPLICATION_ID;
 	qo.clock = o->clock;
 	qo.clock_arg = o->clock_arg;
 	g = xcalloc(1, sizeof *g);
 	if ((rc = queue_open(&g->q, &qo, err)) != QUEUE_OK) {
+		/* "PATH: why": the caller names the file itself */
+		n = strlen(o->path);
+		if (*err != NULL && strncmp(*err, o->path, n) == 0 &&
+		    strncmp(*err + n, ": ", 2) == 0)
+			memmove(*err, *err + n + 2, strlen(*err + n + 2) + 1);
 		free(g);
 		return rc;
 	}
@@ -406,6 +421,61 @@ gwdb_close(struct gwdb *g)
 		sqlite3_finalize(g->st[i]);
 	queue_close(g->q);
 	free(g);
+}
+
+/* Lock the database file for this daemon and note its identity. */
+int
+gwdb_hold(struct gwdb_hold *h, const char *path, char **err)
+{
+	struct stat	sb;
+
+	h->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0640);
+	if (h->fd == -1) {
+		xasprintf(err, "cannot open: %s", strerror(errno));
+		return -1;
+	}
+	if (flock(h->fd, LOCK_EX | LOCK_NB) == -1) {
+		xasprintf(err, errno == EWOULDBLOCK ? "another mosgw is "
+		    "running on this database" : "cannot lock: %s",
+		    strerror(errno));
+		close(h->fd);
+		h->fd = -1;
+		return -1;
+	}
+	if (fstat(h->fd, &sb) == -1) {
+		xasprintf(err, "cannot stat: %s", strerror(errno));
+		close(h->fd);
+		h->fd = -1;
+		return -1;
+	}
+	h->dev = sb.st_dev;
+	h->ino = sb.st_ino;
+	return 0;
+}
+
+/* Does path still name the file we hold? */
+const char *
+gwdb_hold_lost(const struct gwdb_hold *h, const char *path)
+{
+	struct stat	sb;
+
+	if (stat(path, &sb) == -1)
+		return errno == ENOENT ? "unlinked" : "cannot-stat";
+	if (sb.st_dev != h->dev || sb.st_ino != h->ino)
+		return "replaced";
+	return NULL;
+}
+
+/*
+ * Release the hold. Only after SQLite closed the file: closing any
+ * descriptor of a file drops the process's POSIX locks on it, SQLite's too.
+ */
+void
+gwdb_hold_release(struct gwdb_hold *h)
+{
+	if (h->fd != -1)
+		close(h->fd);
+	h->fd = -1;
 }
 
 /* Upsert one NCS row as enabled. */

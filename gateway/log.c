@@ -4,10 +4,12 @@
  * to stderr, syslog or a file. errno is kept intact.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <unistd.h>
 
 #include "gateway/gateway.h"
 
@@ -31,7 +33,7 @@ int
 log_open(enum log_level level, const char *target, char **cause)
 {
 	FILE	*fp = NULL;
-	int	 kind;
+	int	 kind, fd;
 
 	if (target == NULL || strcmp(target, "stderr") == 0)
 		kind = LOG_TO_STDERR;
@@ -39,8 +41,13 @@ log_open(enum log_level level, const char *target, char **cause)
 		kind = LOG_TO_SYSLOG;
 	else {
 		kind = LOG_TO_FILE;
-		if ((fp = fopen(target, "a")) == NULL) {
+		/* 0640: the log names objects and peers */
+		fd = open(target, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+		    0640);
+		if (fd == -1 || (fp = fdopen(fd, "a")) == NULL) {
 			xasprintf(cause, "%s: %s", target, strerror(errno));
+			if (fd != -1)
+				close(fd);
 			return -1;
 		}
 		setvbuf(fp, NULL, _IOLBF, 0);

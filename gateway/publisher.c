@@ -342,8 +342,8 @@ publisher_new(struct ncs *n)
 	p->ncs = n;
 	snprintf(p->lane, sizeof p->lane, CATALOG_LANE_PREFIX "%s",
 	    n->conf->name);
-	snprintf(p->worker, sizeof p->worker, "mosgw:%d:%s", (int)getpid(),
-	    n->conf->name);
+	snprintf(p->worker, sizeof p->worker, GW_WORKER_PREFIX "%d:%s",
+	    (int)getpid(), n->conf->name);
 	p->poll_ev = evtimer_new(n->gw->base, pub_poll_cb, p);
 	p->lease_ev = event_new(n->gw->base, -1, EV_PERSIST, pub_lease_cb, p);
 	if (p->poll_ev == NULL || p->lease_ev == NULL)

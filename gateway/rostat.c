@@ -18,6 +18,7 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 
@@ -25,7 +26,8 @@
 
 #define ROSTAT_POLL_MS		250
 #define ROSTAT_LEASE_MS		300000
-#define ROSTAT_WORKER		"mosgw"
+/* its worker name: GW_WORKER_PREFIX "PID:rostat", taken back at restart */
+#define ROSTAT_WORKER_FMT	GW_WORKER_PREFIX "%d:rostat"
 
 /* One item to tell about. */
 struct rostat_item {
@@ -166,12 +168,13 @@ rostat_claim(struct gwdb *g, struct rostat_task *t)
 	struct queue_job	 job;
 	struct rostat_item	*it;
 	sqlite3_stmt		*st;
+	char			 worker[64];
 	size_t			 n = 0;
 	int			 rc;
 
 	memset(&job, 0, sizeof job);
-	rc = queue_claim(g->q, t->lane, ROSTAT_WORKER, ROSTAT_LEASE_MS, &job,
-	    1, &n);
+	snprintf(worker, sizeof worker, ROSTAT_WORKER_FMT, (int)getpid());
+	rc = queue_claim(g->q, t->lane, worker, ROSTAT_LEASE_MS, &job, 1, &n);
 	if (rc != QUEUE_OK || n == 0)
 		return rc;
 	t->got = true;

@@ -1,5 +1,6 @@
 /* queue: open and close, errors, names, policies, lane limits. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -327,12 +328,97 @@ queue_pragma(struct queue *q, const char *sql, char *buf, size_t len)
 	return rc;
 }
 
+/* One integer of a query (a PRAGMA, a count). */
+static int
+queue_int_of(struct queue *q, const char *sql, int64_t *v)
+{
+	char	buf[32] = "";
+	int	rc;
+
+	if ((rc = queue_pragma(q, sql, buf, sizeof buf)) == QUEUE_OK)
+		*v = strtoll(buf, NULL, 10);
+	return rc;
+}
+
+/*
+ * Is this file ours? Read only: nothing is written before the answer. A
+ * file with our mark is; an empty file is (new); so is a queue file of a
+ * version before marks (user_version set, the queue's tables there, no
+ * mark), which *mark says to mark. Anything else is refused.
+ */
+static int
+queue_identify(struct queue *q, int32_t want, bool *mark)
+{
+	int64_t	app = 0, objs = 0, ours = 0, version = 0;
+	int	rc;
+
+	*mark = false;
+	if ((rc = queue_int_of(q, "PRAGMA application_id", &app)) != QUEUE_OK ||
+	    (rc = queue_int_of(q, "SELECT count(*) FROM sqlite_schema",
+	    &objs)) != QUEUE_OK ||
+	    (rc = queue_int_of(q, "SELECT count(*) FROM sqlite_schema WHERE "
+	    "type = 'table' AND name IN ('jobs', 'job_events', "
+	    "'queue_counters')", &ours)) != QUEUE_OK ||
+	    (rc = queue_int_of(q, "PRAGMA user_version", &version)) != QUEUE_OK)
+		return rc;
+	if ((int32_t)app == want)
+		return QUEUE_OK;
+	if (app != 0)
+		return queue_errx(q, QUEUE_EINVAL, "not a mosgw database: it "
+		    "belongs to another application (application_id 0x%08x); "
+		    "nothing was changed", (unsigned)(uint32_t)app);
+	if (objs == 0 || (ours == 3 && version >= 1)) {
+		*mark = true;
+		return QUEUE_OK;
+	}
+	return queue_errx(q, QUEUE_EINVAL, "not a mosgw database: an SQLite "
+	    "file with %lld schema objects of another application and no "
+	    "mosgw mark; nothing was changed", (long long)objs);
+}
+
+/* PRAGMA quick_check: the file's pages and records are sound. */
+static int
+queue_quick_check(struct queue *q)
+{
+	sqlite3_stmt	*s;
+	const char	*r;
+	int		 rc;
+
+	rc = sqlite3_prepare_v2(q->db, "PRAGMA quick_check(1)", -1, &s, NULL);
+	if (rc != SQLITE_OK)
+		return queue_err(q, rc, "integrity check");
+	rc = sqlite3_step(s);
+	r = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(s, 0) : NULL;
+	if (r != NULL && strcmp(r, "ok") == 0)
+		rc = QUEUE_OK;
+	else if (r != NULL)
+		rc = queue_errx(q, QUEUE_EIO, "the database file is damaged "
+		    "(quick_check: %s); restore it from a backup", r);
+	else
+		rc = queue_err(q, rc, "the database file is damaged; "
+		    "integrity check");
+	sqlite3_finalize(s);
+	return rc;
+}
+
+/* Mark a file as ours (PRAGMA application_id). */
+static int
+queue_mark(struct queue *q, int32_t id)
+{
+	char	sql[64];
+
+	snprintf(sql, sizeof sql, "PRAGMA application_id = %d", (int)id);
+	return queue_pragma(q, sql, NULL, 0);
+}
+
 /* Connection settings: WAL, durability, foreign keys, our SQL functions. */
 static int
-queue_setup(struct queue *q, const char *path)
+queue_setup(struct queue *q, const struct queue_opts *o)
 {
-	char	mode[32] = "";
-	int	rc;
+	const char	*path = o->path;
+	char		 mode[32] = "";
+	bool		 mark = false;
+	int		 rc;
 
 	sqlite3_extended_result_codes(q->db, 1);
 	queue_tx_hooks(q);
@@ -341,6 +427,11 @@ queue_setup(struct queue *q, const char *path)
 	    sqlite3_create_function_v2(q->db, "queue_backoff_ms", 2,
 	    SQLITE_UTF8, q, queue_fn_backoff, NULL, NULL, NULL) != SQLITE_OK)
 		return queue_err(q, sqlite3_errcode(q->db), "functions");
+	if (o->application_id != 0 &&
+	    (rc = queue_identify(q, o->application_id, &mark)) != QUEUE_OK)
+		return rc;
+	if (o->check && (rc = queue_quick_check(q)) != QUEUE_OK)
+		return rc;
 	if ((rc = queue_pragma(q, "PRAGMA journal_mode = WAL", mode,
 	    sizeof mode)) != QUEUE_OK)
 		return rc;
@@ -353,7 +444,33 @@ queue_setup(struct queue *q, const char *path)
 	if ((rc = queue_pragma(q, "PRAGMA foreign_keys = ON", NULL, 0)) !=
 	    QUEUE_OK)
 		return rc;
-	return queue_schema_migrate(q);
+	if ((rc = queue_schema_migrate(q)) != QUEUE_OK)
+		return rc;
+	return mark ? queue_mark(q, o->application_id) : QUEUE_OK;
+}
+
+/*
+ * Create a missing database file 0640 (the umask may take more away), so
+ * that every frame of history is not world-readable; SQLite gives -wal and
+ * -shm the mode of the database file. An existing file is left as it is.
+ */
+static int
+queue_create_file(const char *path, char **err)
+{
+	int	fd;
+
+	if (strcmp(path, ":memory:") == 0 || access(path, F_OK) == 0)
+		return QUEUE_OK;
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+	if (fd == -1 && errno != EEXIST) {
+		if (err != NULL && asprintf(err, "%s: cannot create: %s", path,
+		    strerror(errno)) < 0)
+			*err = NULL;
+		return QUEUE_EIO;
+	}
+	if (fd != -1)
+		close(fd);
+	return QUEUE_OK;
 }
 
 /* Allocate a queue with its options and default policy. */
@@ -407,6 +524,8 @@ queue_open(struct queue **qp, const struct queue_opts *o, char **err)
 			*err = NULL;
 		return QUEUE_ENOTFOUND;
 	}
+	if (!o->must_exist && queue_create_file(o->path, err) != QUEUE_OK)
+		return QUEUE_EIO;
 	if ((q = queue_alloc(o)) == NULL) {
 		if (err != NULL)
 			*err = strdup("out of memory");
@@ -419,7 +538,7 @@ queue_open(struct queue **qp, const struct queue_opts *o, char **err)
 		rc = queue_err(q, rc, "open");
 	else {
 		q->flock = queue_flock_get(o->path);
-		rc = queue_setup(q, o->path);
+		rc = queue_setup(q, o);
 	}
 	if (rc != QUEUE_OK) {
 		if (err != NULL && asprintf(err, "%s: %s", o->path,

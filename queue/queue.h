@@ -73,6 +73,14 @@ struct queue_opts {
 	void		*clock_arg;
 	uint64_t	 seed;		/* jitter PRNG seed; 0 = from time and pid */
 	bool		 must_exist;	/* fail instead of creating a missing file */
+	/*
+	 * The file's mark (PRAGMA application_id), 0 = none checked. With a
+	 * mark, a file is used only if it has it, or is empty (new), or is
+	 * a queue file of a version before marks (it is then marked): any
+	 * other file is refused before anything in it is changed.
+	 */
+	int32_t		 application_id;
+	bool		 check;		/* PRAGMA quick_check before use */
 };
 
 /*
@@ -153,7 +161,11 @@ struct queue_stats {
 
 struct queue;
 
-/* Open (creating or migrating the schema). On error *err is malloc'd text. */
+/*
+ * Open (creating or migrating the schema). On error *err is malloc'd text.
+ * A file the queue creates is 0640 (less if the umask says so); SQLite gives
+ * its -wal and -shm files the same mode.
+ */
 int	 queue_open(struct queue **, const struct queue_opts *, char **err);
 void	 queue_close(struct queue *);
 /* The connection, so that a caller can keep its own tables in the same file. */

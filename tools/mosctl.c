@@ -10,6 +10,7 @@ static void
 usage(FILE *f)
 {
 	fprintf(f, "usage: mosctl [--db FILE] [--json] [--sync full|normal] NOUN VERB [ARGS]\n\n");
+	fprintf(f, "  init                     create a new database at FILE\n");
 	mosctl_job_usage(f);
 	mosctl_asset_usage(f);
 	mosctl_history_usage(f);
@@ -89,6 +90,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "mosctl: no database: give --db FILE (or set MOSGW_DB)\n");
 		return MOSCTL_EXIT_USAGE;
 	}
+	if (strcmp(argv[0], "init") == 0)
+		return mosctl_init(&ctl, argc - 1, argv + 1);
 	if (strcmp(argv[0], "job") == 0)
 		return mosctl_job(&ctl, argc - 1, argv + 1);
 	if (strcmp(argv[0], "asset") == 0)

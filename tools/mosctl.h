@@ -42,6 +42,8 @@ void	mosctl_job_usage(FILE *);
 /* tools/mosctl_asset.c */
 struct gwdb;
 struct gwdb *mosctl_gwdb_open(struct mosctl *);	/* asset and history nouns */
+void	mosctl_no_db(struct mosctl *);	/* "no database at PATH ..." */
+int	mosctl_init(struct mosctl *, int argc, char **argv);	/* a new file */
 int	mosctl_asset(struct mosctl *, int argc, char **argv);
 void	mosctl_asset_usage(FILE *);
 /* tools/mosctl_history.c */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gateway/gateway.h"
 #include "tools/mosctl.h"
@@ -42,7 +43,51 @@ mosctl_gwdb_open(struct mosctl *ctl)
 	struct gwdb_opts	 o;
 	struct gwdb		*g;
 	char			*err = NULL;
+	int			 rc;
 
+	memset(&o, 0, sizeof o);
+	o.path = ctl->db;
+	o.sync_normal = ctl->sync_normal;
+	o.must_exist = true;
+	if ((rc = gwdb_open(&g, &o, &err)) != QUEUE_OK) {
+		if (rc == QUEUE_ENOTFOUND)
+			mosctl_no_db(ctl);
+		else
+			fprintf(ctl->err, "mosctl: %s: %s\n", ctl->db,
+			    err != NULL ? err : "?");
+		free(err);
+		return NULL;
+	}
+	return g;
+}
+
+/* The database is not there: say so, and how one is made. */
+void
+mosctl_no_db(struct mosctl *ctl)
+{
+	fprintf(ctl->err, "mosctl: no database at %s (mosctl never creates "
+	    "one: start mosgw with it, or run mosctl --db %s init)\n",
+	    ctl->db, ctl->db);
+}
+
+/* mosctl init: create a new database file (0640) with the schema. */
+int
+mosctl_init(struct mosctl *ctl, int argc, char **argv)
+{
+	struct gwdb_opts	 o;
+	struct gwdb		*g;
+	char			*err = NULL;
+
+	(void)argv;
+	if (argc != 0) {
+		fprintf(ctl->err, "usage: mosctl --db FILE init\n");
+		return MOSCTL_EXIT_USAGE;
+	}
+	if (access(ctl->db, F_OK) == 0) {
+		fprintf(ctl->err, "mosctl: %s exists; init only creates a new "
+		    "database\n", ctl->db);
+		return MOSCTL_EXIT_FAIL;
+	}
 	memset(&o, 0, sizeof o);
 	o.path = ctl->db;
 	o.sync_normal = ctl->sync_normal;
@@ -50,9 +95,17 @@ mosctl_gwdb_open(struct mosctl *ctl)
 		fprintf(ctl->err, "mosctl: %s: %s\n", ctl->db, err != NULL ?
 		    err : "?");
 		free(err);
-		return NULL;
+		return MOSCTL_EXIT_DB;
 	}
-	return g;
+	gwdb_close(g);
+	if (!ctl->json)
+		fprintf(ctl->out, "created %s (schema %d, queue schema %d)\n",
+		    ctl->db, GWDB_SCHEMA_VERSION, QUEUE_SCHEMA_VERSION);
+	else
+		fprintf(ctl->out, "{\"created\":true,\"schema\":%d,"
+		    "\"queue_schema\":%d}\n", GWDB_SCHEMA_VERSION,
+		    QUEUE_SCHEMA_VERSION);
+	return MOSCTL_EXIT_OK;
 }
 
 /* The default user: $USER, else "mosctl". */

@@ -20,6 +20,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "gateway/gateway.h"
 #include "queue/queue.h"
 #include "tools/mosctl.h"
 
@@ -781,7 +782,8 @@ int
 mosctl_job(struct mosctl *ctl, int argc, char **argv)
 {
 	struct queue_opts	 o = { .path = ctl->db, .must_exist = true,
-	    .sync_normal = ctl->sync_normal };
+	    .sync_normal = ctl->sync_normal,
+	    .application_id = GWDB_APPLICATION_ID };
 	struct job_cmd		 cmd;
 	struct queue		*q;
 	char			*err = NULL;
@@ -790,8 +792,11 @@ mosctl_job(struct mosctl *ctl, int argc, char **argv)
 	if ((rc = job_parse(ctl, argc, argv, &cmd)) != MOSCTL_EXIT_OK)
 		return rc;
 	if ((rc = queue_open(&q, &o, &err)) != QUEUE_OK) {
-		fprintf(ctl->err, "mosctl job: cannot open the queue: %s\n",
-		    err != NULL ? err : queue_strerror(rc));
+		if (rc == QUEUE_ENOTFOUND)
+			mosctl_no_db(ctl);
+		else
+			fprintf(ctl->err, "mosctl job: cannot open the queue: "
+			    "%s\n", err != NULL ? err : queue_strerror(rc));
 		free(err);
 		return MOSCTL_EXIT_DB;
 	}

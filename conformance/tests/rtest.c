@@ -42,7 +42,9 @@ rtest_gateway(const char *gateway_extra)
 	    "breaker_threshold = 1000\nack_timeout = 60\n";
 	if ((gp = gwproc_new(&o)) == NULL)
 		return NULL;
-	if (gwproc_mosctl(gp, NULL, "asset", "put", "CONF-1", "--slug",
+	/* the database is made first: mosctl never creates one */
+	if (gwproc_mosctl(gp, NULL, "init", (char *)NULL) != 0 ||
+	    gwproc_mosctl(gp, NULL, "asset", "put", "CONF-1", "--slug",
 	    "Conformance clip", "--dur", "1500", "--path",
 	    "http://media.example/conf-1.mp4", "--tech", "H.264",
 	    "--description", "Clip used by the conformance suite", "--by",

@@ -8,7 +8,8 @@
  * every objID at its newest objRev (DELETED for deletions; a deletion of an
  * object the NCS never received may be skipped), no job lost or failed, and
  * no objID ever going back to an older revision at the NCS.
- * The same with SIGTERM, which must also exit 0.
+ * The same with SIGTERM, which must also exit 0. A restart takes back at
+ * once the jobs its killed predecessor held, and only those.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gateway/tests/gwproc.h"
 
@@ -39,9 +41,9 @@ struct crash {
 	struct expect	 ex[NASSETS];
 };
 
-/* A gateway with short leases and retries, and its NCS peer. */
+/* A gateway with short retries, these [database] lines, and its NCS peer. */
 static int
-setup(void **state)
+setup_db(void **state, const char *database_extra)
 {
 	struct gwproc_opts	 o;
 	struct crash		*c;
@@ -51,11 +53,19 @@ setup(void **state)
 	*state = c;
 	memset(&o, 0, sizeof o);
 	o.log_level = "info";
-	o.database_extra = "backoff_base = 0.1\nbackoff_max = 0.5\nlease = 2\n";
+	o.database_extra = database_extra;
 	o.nncs = 1;
 	o.ncs[0].extra = "max_attempts = 20\n";
 	c->r = gwrig_new_opts(MOS_ENC_UTF16BE, &o);
 	return c->r == NULL ? -1 : 0;
+}
+
+/* Short leases: a killed gateway's jobs come back quickly anyway. */
+static int
+setup(void **state)
+{
+	return setup_db(state, "backoff_base = 0.1\nbackoff_max = 0.5\n"
+	    "lease = 2\n");
 }
 
 /* Kill whatever still runs and remove the directory. */
@@ -229,6 +239,110 @@ test_sigterm_mid_publish(void **state)
 	GWRIG_CHECK(c->r, gwproc_stop(c->r->gw) == 0);
 }
 
+/* Leases of an hour: only a take-back at restart can free a job. */
+static int
+setup_long_lease(void **state)
+{
+	return setup_db(state, "backoff_base = 0.1\nbackoff_max = 0.5\n"
+	    "lease = 3600\n");
+}
+
+/* One RUNNING job of the lane claimed by a worker named like prefix. */
+static int
+running_of(struct gwrig *r, const char *prefix, struct queue_job *out)
+{
+	struct queue		*q;
+	struct queue_filter	 flt;
+	struct queue_job	*jobs;
+	size_t			 n, i;
+	int			 found = -1;
+
+	if ((q = gwproc_queue(r->gw)) == NULL)
+		return -1;
+	memset(&flt, 0, sizeof flt);
+	flt.state = QUEUE_RUNNING;
+	flt.lane = r->lane;
+	flt.limit = 1000;
+	if (queue_list(q, &flt, &jobs, &n) == QUEUE_OK) {
+		for (i = 0; i < n && found != 0; i++) {
+			if (jobs[i].worker != NULL && strncmp(jobs[i].worker,
+			    prefix, strlen(prefix)) == 0) {
+				*out = jobs[i];
+				memset(&jobs[i], 0, sizeof jobs[i]);
+				found = 0;
+			}
+		}
+		queue_jobs_free(jobs, n);
+	}
+	queue_close(q);
+	return found;
+}
+
+/*
+ * After kill -9 the next start takes back at once the jobs its previous
+ * life held (the lease is an hour: nothing else could free them), and only
+ * those: a job another worker claimed keeps its lease. A late completion
+ * of the dead gateway changes nothing.
+ */
+static void
+test_restart_takes_back_own_jobs(void **state)
+{
+	struct crash		*c = *state;
+	struct ncspeer_match	 mt = { .type = "mosObj" };
+	struct ncspeer_policy	 pol;
+	struct queue_job	 other, dead, now;
+	struct queue		*q;
+	size_t			 n;
+	long			 off;
+	int			 i, nput = NASSETS / 4;
+
+	ncspeer_down(c->r->ncs, false);
+	for (i = 0; i < nput; i++)
+		put(c, i, "Claimed when the gateway dies");
+	/* another worker takes the first job for an hour */
+	GWRIG_CHECK(c->r, (q = gwproc_queue(c->r->gw)) != NULL);
+	GWRIG_CHECK(c->r, queue_claim(q, c->r->lane, "mosctl:test", 3600000,
+	    &other, 1, &n) == QUEUE_OK && n == 1);
+	queue_close(q);
+	memset(&pol, 0, sizeof pol);
+	pol.ack_delay_ms = 15;
+	ncspeer_set_policy(c->r->ncs, &pol);
+	GWRIG_CHECK(c->r, ncspeer_up(c->r->ncs) == 0);
+	wait_seen(c, 0, 5);
+	gwproc_kill(c->r->gw);
+	GWRIG_CHECK(c->r, running_of(c->r, "mosgw:", &dead) == 0);
+
+	GWRIG_CHECK(c->r, gwproc_start(c->r->gw) == 0);
+	off = gwproc_log_wait(c->r->gw, 0, WAIT_MS, "event=job.orphans",
+	    (char *)NULL);
+	GWRIG_CHECK(c->r, off >= 0);
+	GWRIG_CHECK(c->r, (q = gwproc_queue(c->r->gw)) != NULL);
+	GWRIG_CHECK(c->r, queue_complete(q, dead.id, dead.lease_gen) ==
+	    QUEUE_ELOST);
+	queue_close(q);
+	/* everything but the other worker's job is delivered */
+	for (i = 0; i < DRAIN_MS / 25 &&
+	    gwproc_jobs_pending(c->r->gw, c->r->lane) != 1; i++)
+		usleep(25 * 1000);
+	GWRIG_CHECK(c->r, gwproc_jobs_pending(c->r->gw, c->r->lane) == 1);
+	for (i = 1; i < nput; i++) {
+		mt.obj_id = c->ex[i].id;
+		GWRIG_CHECK(c->r, ncspeer_count(c->r->ncs, &mt) >= 1);
+	}
+	GWRIG_CHECK(c->r, running_of(c->r, "mosctl:", &now) == 0);
+	GWRIG_CHECK(c->r, now.id == other.id &&
+	    now.lease_gen == other.lease_gen);
+	GWRIG_CHECK(c->r, (q = gwproc_queue(c->r->gw)) != NULL);
+	GWRIG_CHECK(c->r, queue_complete(q, other.id, other.lease_gen) ==
+	    QUEUE_OK);
+	queue_close(q);
+	GWRIG_CHECK(c->r, gwproc_job_count(c->r->gw, NULL, QUEUE_FAILED) == 0);
+	queue_job_clear(&other);
+	queue_job_clear(&dead);
+	queue_job_clear(&now);
+	GWRIG_CHECK(c->r, gwproc_stop(c->r->gw) == 0);
+}
+
 /* The it_crash suite. */
 int
 main(void)
@@ -237,6 +351,9 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_sigkill_mid_publish, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_sigterm_mid_publish, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_restart_takes_back_own_jobs, setup_long_lease,
 		    teardown),
 	};
 

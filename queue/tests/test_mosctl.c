@@ -1,7 +1,8 @@
 /*
  * mosctl job: the real $MOSGW_BIN/mosctl against a database this test
- * prepares: ls, show, requeue, cancel, rerun, stats, prune, and the exit
- * codes for a bad id, a bad state name, a missing database.
+ * prepares: ls, show, requeue, cancel, rerun, stats, prune, the exit codes
+ * for a bad id, a bad state name, a missing database (never created), and
+ * init and the file's identity (foreign files refused untouched).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -351,7 +353,12 @@ test_errors(void **state)
 
 	snprintf(missing, sizeof missing, "%s/none.db", c->t.dir);
 	assert_int_equal(RUN(c, "--db", missing, "job", "ls"), 74);
-	assert_int_equal(lines_with(c->err, "No such file"), 1);
+	assert_int_equal(lines_with(c->err, "no database at"), 1);
+	assert_int_equal(lines_with(c->err, missing), 1);
+	assert_int_equal(access(missing, F_OK), -1);
+	assert_int_equal(RUN(c, "--db", missing, "asset", "put", "A", "--slug",
+	    "typo in the path"), 74);
+	assert_int_equal(lines_with(c->err, "mosctl never creates"), 1);
 	assert_int_equal(access(missing, F_OK), -1);
 	assert_int_equal(RUN(c, "--db", c->t.path, "job", "ls", "--state",
 	    "WAITING"), 64);
@@ -372,6 +379,92 @@ test_errors(void **state)
 	assert_int_equal(lines_with(c->err, "newer"), 1);
 }
 
+/* A new SQLite file holding sql; its bytes in buf (n of them). */
+static void
+make_file(const char *path, const char *sql, char *buf, size_t len,
+    size_t *n)
+{
+	sqlite3	*db;
+	int	 fd;
+	ssize_t	 r;
+
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	assert_true((fd = open(path, O_RDONLY)) != -1);
+	r = read(fd, buf, len);
+	close(fd);
+	assert_true(r > 0 && (size_t)r < len);
+	*n = (size_t)r;
+}
+
+/* Is the file at path exactly these n bytes? */
+static bool
+same_bytes(const char *path, const char *buf, size_t n)
+{
+	char	 now[65536];
+	int	 fd;
+	ssize_t	 r;
+
+	if ((fd = open(path, O_RDONLY)) == -1)
+		return false;
+	r = read(fd, now, sizeof now);
+	close(fd);
+	return r == (ssize_t)n && memcmp(now, buf, n) == 0;
+}
+
+/*
+ * mosctl init makes a new file 0640 whatever the umask and refuses an
+ * existing one; a foreign SQLite file is refused and left byte for byte
+ * as it was (no -wal either); a queue file from before the mark is
+ * recognised and marked.
+ */
+static void
+test_init_identity(void **state)
+{
+	struct ctl	*c = *state;
+	char		 path[PATH_MAX + 32], wal[PATH_MAX + 40];
+	char		 buf[65536];
+	struct stat	 sb;
+	size_t		 n;
+	mode_t		 old;
+
+	snprintf(path, sizeof path, "%s/new.db", c->t.dir);
+	old = umask(0);
+	assert_int_equal(RUN(c, "--db", path, "init"), 0);
+	umask(old);
+	assert_int_equal(stat(path, &sb), 0);
+	assert_int_equal(sb.st_mode & 0777, 0640);
+	assert_int_equal(RUN(c, "--db", path, "job", "ls"), 0);
+	assert_int_equal(RUN(c, "--db", path, "init"), 1);
+	assert_int_equal(lines_with(c->err, "exists"), 1);
+	assert_int_equal(RUN(c, "--db", path, "init", "x"), 64);
+
+	snprintf(path, sizeof path, "%s/foreign.db", c->t.dir);
+	snprintf(wal, sizeof wal, "%s-wal", path);
+	make_file(path, "CREATE TABLE photos(id, data);"
+	    "INSERT INTO photos VALUES(1, 'x');", buf, sizeof buf, &n);
+	assert_int_equal(RUN(c, "--db", path, "job", "ls"), 74);
+	assert_int_equal(lines_with(c->err, "not a mosgw database"), 1);
+	assert_int_equal(RUN(c, "--db", path, "asset", "ls"), 74);
+	assert_int_equal(lines_with(c->err, "not a mosgw database"), 1);
+	assert_true(same_bytes(path, buf, n));
+	assert_int_equal(access(wal, F_OK), -1);
+
+	snprintf(path, sizeof path, "%s/other-app.db", c->t.dir);
+	make_file(path, "PRAGMA application_id = 1234; CREATE TABLE t(x);",
+	    buf, sizeof buf, &n);
+	assert_int_equal(RUN(c, "--db", path, "history", "ls"), 74);
+	assert_int_equal(lines_with(c->err, "another application"), 1);
+	assert_true(same_bytes(path, buf, n));
+
+	/* the prepared file has the queue's schema and no mark */
+	assert_int_equal(qtest_sql_int(c->t.q, "PRAGMA application_id"), 0);
+	assert_int_equal(RUN(c, "--db", c->t.path, "job", "ls"), 0);
+	assert_int_equal(qtest_sql_int(c->t.q, "PRAGMA application_id"),
+	    0x4d4f5347);
+}
+
 int
 main(void)
 {
@@ -389,6 +482,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_prune, ctl_setup,
 		    ctl_teardown),
 		cmocka_unit_test_setup_teardown(test_errors, ctl_setup,
+		    ctl_teardown),
+		cmocka_unit_test_setup_teardown(test_init_identity, ctl_setup,
 		    ctl_teardown),
 	};
 
