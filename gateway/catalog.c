@@ -365,9 +365,46 @@ catalog_check_fields(const struct catalog_asset *a)
 	return NULL;
 }
 
+/* One verbatim-XML field checked on its own; 0, or -1 with *err. */
+static int
+catalog_fragment(const char *what, const char *elem, const char *s,
+    char **err)
+{
+	char	msg[256];
+
+	if (s == NULL || mos_fragment_check(elem, s, strlen(s), MOS_STRICT,
+	    NULL, msg, sizeof msg) == 0)
+		return 0;
+	xasprintf(err, "%s%s", what, msg);
+	return -1;
+}
+
 /*
- * Check an asset: the fields, then a mosObj written from it must parse again
- * (so description, abstract and payload are well-formed XML text).
+ * Check the verbatim-XML fields of an asset (abstract, description, the
+ * metadata payloads) each as the content of its own element: none may
+ * close its element or add siblings to the mosObj.
+ */
+int
+catalog_check_xml(const struct catalog_asset *a, char **err)
+{
+	char	what[64];
+	size_t	i;
+
+	if (catalog_fragment("", "mosAbstract", a->abstract, err) == -1 ||
+	    catalog_fragment("", "description", a->description, err) == -1)
+		return -1;
+	for (i = 0; i < a->nmeta; i++) {
+		snprintf(what, sizeof what, "metadata %zu: ", i + 1);
+		if (catalog_fragment(what, "mosPayload", a->meta[i].payload,
+		    err) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * Check an asset: the fields, the verbatim-XML fields on their own, then a
+ * mosObj written from it must parse again.
  */
 int
 catalog_validate(const struct catalog_asset *in, char **err)
@@ -383,6 +420,8 @@ catalog_validate(const struct catalog_asset *in, char **err)
 		xasprintf(err, "%s", why);
 		return QUEUE_EINVAL;
 	}
+	if (catalog_check_xml(in, err) != 0)
+		return QUEUE_EINVAL;
 	a.rev = 1;
 	a.created_by = in->created_by != NULL ? in->created_by : in->changed_by;
 	if ((m = catalog_mos_obj(&a, "NEW")) == NULL) {

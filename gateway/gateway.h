@@ -455,6 +455,11 @@ struct catalog_asset {
 /* Check an asset as given to put (lengths, values, XML of the text fields). */
 int	 catalog_validate(const struct catalog_asset *, char **err);
 /*
+ * Check abstract, description and payloads each as the content of its own
+ * element (mos_fragment_check, strict). 0, or -1 with *err naming the field.
+ */
+int	 catalog_check_xml(const struct catalog_asset *, char **err);
+/*
  * Upsert the row and enqueue one publish job per enabled NCS with publish
  * on, in ONE transaction; returns only after the commit. *rev (may be NULL)
  * gets the new objRev, *njobs (may be NULL) how many jobs were enqueued.

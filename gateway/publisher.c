@@ -62,7 +62,7 @@ struct pub_job {
 	int		 target;	/* whose ncsID the wire carries */
 	int		 rev;
 	char		 status[16];
-	const char	*why;
+	char		 why[256];	/* PUB_FAIL */
 };
 
 enum pub_op_kind {
@@ -732,12 +732,12 @@ pub_prepare(struct gwdb *g, const struct pub_work *w, struct pub_job *j)
 {
 	struct catalog_asset	 a;
 	const char		*status;
-	char			 last[16], err[256];
+	char			 last[16], err[256], *why = NULL;
 	int			 rc;
 
 	if ((rc = catalog_get(g, j->obj_id, &a)) == QUEUE_ENOTFOUND) {
 		j->action = PUB_FAIL;
-		j->why = "objID not in the catalog";
+		util_strlcpy(j->why, "objID not in the catalog", sizeof j->why);
 		return;
 	}
 	if (rc != QUEUE_OK || catalog_delivery_get(g, w->ncs, j->obj_id, last,
@@ -750,9 +750,15 @@ pub_prepare(struct gwdb *g, const struct pub_work *w, struct pub_job *j)
 	if ((status = catalog_delivery_status(&a, last)) == NULL) {
 		j->action = PUB_SKIP;
 		util_strlcpy(j->status, "DELETED", sizeof j->status);
+	} else if (catalog_check_xml(&a, &why) != 0) {
+		/* a row stored before the fragments were checked on entry */
+		j->action = PUB_FAIL;
+		snprintf(j->why, sizeof j->why, "catalog row refused: %s", why);
+		free(why);
 	} else if ((j->msg = catalog_mos_obj(&a, status)) == NULL) {
 		j->action = PUB_FAIL;
-		j->why = "cannot build the mosObj from the catalog row";
+		util_strlcpy(j->why, "cannot build the mosObj from the catalog "
+		    "row", sizeof j->why);
 	} else {
 		/*
 		 * Before an object's first delivery leaves, note in this

@@ -407,12 +407,13 @@ jprofiles(struct jctx *c, json_t *v, struct mos_list_mach_info *l)
  * parser would store it, so that JSON and wire give the same model.
  */
 static int
-jxml(struct jctx *c, const char **sp)
+jxml(struct jctx *c, const char *elem, const char **sp)
 {
-	char	msg[160];
+	char	msg[200];
 
-	if ((*sp = mos_xml_canon(c->m, *sp, msg, sizeof msg)) == NULL)
-		return jerr(c, "not a well-formed XML fragment: %s", msg);
+	if ((*sp = mos_xml_canon(c->m, elem, *sp, MOS_LENIENT, msg,
+	    sizeof msg)) == NULL)
+		return jerr(c, "%s", msg);
 	return 0;
 }
 
@@ -436,7 +437,7 @@ jbody_part(struct jctx *c, json_t *v, struct mos_body_part *p)
 		p->kind = (enum mos_body_kind)k;
 		if (k != MOS_BODY_ITEM)
 			return jstr(c, val, &p->text) == -1 ? -1 :
-			    k == MOS_BODY_P ? jxml(c, &p->text) : 0;
+			    k == MOS_BODY_P ? jxml(c, "p", &p->text) : 0;
 		if (!json_is_object(val))
 			return jerr(c, "storyItem: expected an object");
 		if ((p->item = mos_msg_alloc(c->m, sizeof *p->item)) == NULL)
@@ -535,7 +536,7 @@ field_from_json(struct jctx *c, const struct mos_fdesc *f, json_t *v,
 	case MOS_FK_STR: case MOS_FK_TEXT: case MOS_FK_ATTR:
 		return jstr(c, v, p);
 	case MOS_FK_XML:
-		return jstr(c, v, p) == -1 ? -1 : jxml(c, p);
+		return jstr(c, v, p) == -1 ? -1 : jxml(c, f->name, p);
 	case MOS_FK_U32: case MOS_FK_DEC: case MOS_FK_TIME: case MOS_FK_DUR:
 		return jscalar(c, f, v, base);
 	case MOS_FK_STRUCT:
@@ -659,7 +660,8 @@ unknown_name_check(const char *name, char *err, size_t errlen)
 	if (*name != '\0' && strpbrk(name, "<>/&\"' \t\r\n=") == NULL &&
 	    (tag = malloc(strlen(name) + 4)) != NULL) {
 		sprintf(tag, "<%s/>", name);
-		rc = mos_xml_canon(NULL, tag, msg, sizeof msg) ? 0 : -1;
+		rc = mos_fragment_check("x", tag, strlen(tag), MOS_LENIENT,
+		    NULL, msg, sizeof msg);
 		free(tag);
 	}
 	if (rc == -1)
@@ -714,7 +716,7 @@ unknown_from_json(struct jctx *c, json_t *body)
 		if (strcmp(key, "#xml") != 0)
 			return jerr(c, "unknown key \"%s\"", key);
 		if (jstr(c, v, &c->m->u.unknown.xml) == -1 ||
-		    jxml(c, &c->m->u.unknown.xml) == -1)
+		    jxml(c, c->m->type_name, &c->m->u.unknown.xml) == -1)
 			return -1;
 	}
 	if (c->m->u.unknown.xml == NULL)

@@ -772,4 +772,36 @@ void	mos_buf_free(struct mos_buf *);
 int	mos_write(const struct mos_msg *m, enum mos_enc, struct mos_buf *out,
 	    char *errbuf, size_t errlen);
 
+/* ------------------------------------------------------------------------ */
+/* Verbatim-XML fragments (parse.c)                                          */
+
+#define MOS_FRAGMENT_DEPTH	128	/* MOS_STRICT: elements nested in a fragment */
+
+/*
+ * Check text meant for a verbatim-XML field on its own, as the content of
+ * its element elem ("mosPayload", "mosAbstract", "description", "p" of
+ * storyBody, or the element of an unknown message), before it is pasted
+ * into a message: the writer emits such fields as they are. It must be
+ * UTF-8 without NUL or C0 controls (but tab, LF, CR), at most the parser's
+ * size cap, and a well-formed fragment under the parser's hardening (no
+ * DOCTYPE, no entities but the five predefined ones and character
+ * references, no external loading) whose tags balance inside it, so that
+ * it can neither close its element nor open a sibling.
+ *
+ * MOS_STRICT adds the rules for what we publish: elements nested at most
+ * MOS_FRAGMENT_DEPTH deep, and description as MOS defines it: text with
+ * <p>, <em> and <tab/> only, without attributes, comments or processing
+ * instructions. MOS_LENIENT accepts whatever the parser accepts inside
+ * that element, so that a message read from an NCS can be written again.
+ *
+ * Returns 0, or -1 with msg saying what is wrong and where, naming elem
+ * and a byte offset into s ("mosAbstract: closes its element at offset
+ * 0"). With canon not NULL, the fragment as the parser will read it back
+ * from a message is appended there, NUL-terminated (empty elements as
+ * <a/>, attributes double-quoted, character references resolved, line
+ * ends normalised); a fragment already in that form comes back unchanged.
+ */
+int	mos_fragment_check(const char *elem, const char *s, size_t len,
+	    enum mos_mode, struct mos_buf *canon, char *msg, size_t msglen);
+
 #endif /* MOSXML_H */

@@ -56,7 +56,7 @@ enum fr_sink {
 	SINK_PROFILE,		/* container <mosProfile number="N">: profile */
 	SINK_MOS_ID, SINK_NCS_ID, SINK_MESSAGE_ID,
 	SINK_UNKNOWN,		/* the element of an unknown message */
-	SINK_CANON,		/* the wrapper of mos_xml_canon() */
+	SINK_CANON,		/* the wrapper of mos_fragment_check() */
 };
 
 struct frame {
@@ -74,6 +74,25 @@ struct frame {
 	size_t			 tstart;	/* where this frame's text starts in tb */
 };
 
+/* What a description element may hold (mos_fragment_check). */
+enum frag_kind { FK_TOP, FK_P, FK_EM, FK_TAB };
+
+/* The state of one mos_fragment_check(). */
+struct frag {
+	const char	*elem;		/* the element the fragment fills */
+	const char	*doc;		/* "<elem>" fragment "</elem>" */
+	size_t		 open;		/* length of "<elem>" */
+	size_t		 len;		/* of the fragment */
+	int		 strict;	/* depth and element rules apply */
+	int		 desc;		/* the description rules apply */
+	uint8_t		 kind[4];	/* enum frag_kind by depth (description) */
+	long		 xml_off;	/* where libxml2 first complained, or -1 */
+	int		 xml_depth;	/* the capture depth then */
+	int		 xml_code;
+	char		 xml_msg[120];
+	struct mos_buf	*canon;		/* NULL, or where the result goes */
+};
+
 struct pctx {
 	struct mos_msg		*m;
 	enum mos_mode		 mode;
@@ -88,8 +107,8 @@ struct pctx {
 	int			 pending;	/* a captured start tag awaits '>' */
 	int			 failed;
 	int			 doctype;
-	int			 check_only;	/* mos_xml_canon() */
-	char			*canon;		/* its result */
+	int			 check_only;	/* mos_fragment_check() */
+	struct frag		*frag;		/* its state */
 	int			 have_msg;
 	int			 have_unknown;
 	int			 have_mid;
@@ -742,19 +761,35 @@ cap_qname(struct pctx *c, const xmlChar *prefix, const xmlChar *local)
 	return mos_buf_add(&c->tb, local, strlen((const char *)local));
 }
 
-/* Append name="escaped value". */
+/*
+ * Append name="escaped value" for a SAX2 attribute value or namespace URI
+ * [v, end), in which '&' arrives as "&#38;" (no copy: fragment checks have
+ * no arena). xmlns names a namespace declaration, local an attribute.
+ */
 static int
 cap_attr(struct pctx *c, const char *xmlns, const xmlChar *prefix,
-    const xmlChar *local, const char *val)
+    const xmlChar *local, const xmlChar *v, const xmlChar *end)
 {
-	int	bad;
+	const char	*p = (const char *)v, *e = (const char *)end, *amp;
+	int		 bad;
 
 	if (mos_buf_add(&c->tb, " ", 1) == -1 || (xmlns != NULL &&
 	    mos_buf_add(&c->tb, xmlns, strlen(xmlns)) == -1) ||
 	    (local != NULL && cap_qname(c, prefix, local) == -1) ||
-	    mos_buf_add(&c->tb, "=\"", 2) == -1 ||
-	    mos_buf_escape(&c->tb, val, strlen(val), 1, &bad) == -1)
+	    mos_buf_add(&c->tb, "=\"", 2) == -1)
 		return -1;
+	while (p < e) {
+		if ((amp = memchr(p, '&', (size_t)(e - p))) == NULL)
+			amp = e;
+		if (mos_buf_escape(&c->tb, p, (size_t)(amp - p), 1, &bad) == -1)
+			return -1;
+		if (amp == e)
+			break;
+		if (mos_buf_add(&c->tb, "&amp;", 5) == -1)
+			return -1;
+		p = e - amp >= 5 && memcmp(amp, "&#38;", 5) == 0 ? amp + 5 :
+		    amp + 1;
+	}
 	return mos_buf_add(&c->tb, "\"", 1);
 }
 
@@ -773,21 +808,21 @@ static void
 cap_start(struct pctx *c, const xmlChar *local, const xmlChar *prefix,
     int nb_ns, const xmlChar **ns, int nb, const xmlChar **a)
 {
-	const char	*v;
+	const xmlChar	*uri;
 	int		 i;
 
 	if (cap_content(c) == -1 || mos_buf_add(&c->tb, "<", 1) == -1 ||
 	    cap_qname(c, prefix, local) == -1)
 		goto nomem;
 	for (i = 0; i < nb_ns; i++) {
+		uri = ns[i * 2 + 1] != NULL ? ns[i * 2 + 1] : (const xmlChar *)"";
 		if (cap_attr(c, ns[i * 2] ? "xmlns:" : "xmlns", NULL,
-		    ns[i * 2], ns[i * 2 + 1] ? (const char *)ns[i * 2 + 1] :
-		    "") == -1)
+		    ns[i * 2], uri, uri + strlen((const char *)uri)) == -1)
 			goto nomem;
 	}
 	for (i = 0; i < nb; i++) {
-		if ((v = attr_dup(c, a[i * 5 + 3], a[i * 5 + 4])) == NULL ||
-		    cap_attr(c, NULL, a[i * 5 + 1], a[i * 5], v) == -1)
+		if (cap_attr(c, NULL, a[i * 5 + 1], a[i * 5], a[i * 5 + 3],
+		    a[i * 5 + 4]) == -1)
 			goto nomem;
 	}
 	c->pending = 1;
@@ -811,6 +846,80 @@ cap_end(struct pctx *c, const xmlChar *local, const xmlChar *prefix)
 		    mos_buf_add(&c->tb, ">", 1) == -1 ? -1 : 0;
 	if (rc == -1)
 		perr_nomem(c);
+}
+
+/*
+ * Where the parser is in a fragment, in bytes from its start; with tag, the
+ * start of the tag just read (no '<' can occur inside a tag).
+ */
+static size_t
+frag_off(struct pctx *c, int tag)
+{
+	struct frag	*f = c->frag;
+	long		 at = c->ctxt != NULL ? xmlByteConsumed(c->ctxt) : -1;
+	size_t		 o, i;
+
+	o = at < 0 ? f->open : (size_t)at;
+	if (o > f->open + f->len)
+		o = f->open + f->len;
+	if (o < f->open)
+		o = f->open;
+	for (i = o; tag && i > f->open; i--) {
+		if (f->doc[i - 1] == '<')
+			return i - 1 - f->open;
+	}
+	return o - f->open;
+}
+
+/* An element starts inside a fragment: depth, and the description rules. */
+static int
+frag_start(struct pctx *c, const xmlChar *local, const xmlChar *prefix,
+    int nb_ns, int nb)
+{
+	struct frag	*f = c->frag;
+	const char	*n = (const char *)local;
+	int		 d = c->capture, k, parent;
+
+	if (f->strict && d > MOS_FRAGMENT_DEPTH)
+		return perr(c, MOS_E_FIELD, "%s: elements nested deeper than %d "
+		    "(offset %zu)", f->elem, MOS_FRAGMENT_DEPTH,
+		    frag_off(c, 1));
+	if (!f->desc)
+		return 0;
+	parent = f->kind[d - 1];
+	k = prefix != NULL ? -1 : strcmp(n, "p") == 0 ? FK_P :
+	    strcmp(n, "em") == 0 ? FK_EM : strcmp(n, "tab") == 0 ? FK_TAB : -1;
+	if (k == -1)
+		return perr(c, MOS_E_FIELD, "%s: <%s%s%.40s> is not allowed, "
+		    "only text, <p>, <em> and <tab/> (offset %zu)", f->elem,
+		    prefix != NULL ? (const char *)prefix : "",
+		    prefix != NULL ? ":" : "", n, frag_off(c, 1));
+	if (parent == FK_TAB || (k == FK_P && parent != FK_TOP) ||
+	    (k == FK_EM && parent == FK_EM))
+		return perr(c, MOS_E_FIELD, "%s: <%s> inside <%s> (offset %zu)",
+		    f->elem, n, parent == FK_P ? "p" : parent == FK_EM ? "em" :
+		    "tab", frag_off(c, 1));
+	if (nb_ns > 0 || nb > 0)
+		return perr(c, MOS_E_FIELD, "%s: <%s> takes no attributes "
+		    "(offset %zu)", f->elem, n, frag_off(c, 1));
+	f->kind[d] = (uint8_t)k;
+	return 0;
+}
+
+/*
+ * The wrapper element ends: only at the very end of the document, else
+ * the fragment closed its own element.
+ */
+static int
+frag_end(struct pctx *c)
+{
+	struct frag	*f = c->frag;
+	long		 at = xmlByteConsumed(c->ctxt);
+
+	if (at >= 0 && (size_t)at == f->open + f->len + f->open + 1)
+		return 0;
+	return perr(c, MOS_E_XML, "%s: closes its element at offset %zu",
+	    f->elem, frag_off(c, 1));
 }
 
 /* A container <mosProfile number="N">. */
@@ -869,15 +978,16 @@ sax_start(void *ctx, const xmlChar *local, const xmlChar *prefix,
 		return;
 	}
 	if (c->capture > 0) {
+		if (c->check_only && frag_start(c, local, prefix, nb_ns,
+		    nb) == -1)
+			return;
 		cap_start(c, local, prefix, nb_ns, ns, nb, attrs);
 		c->capture++;
 		return;
 	}
 	if (c->sp == 0) {
 		if (c->check_only) {
-			if (c->m == NULL)
-				c->skip = 1;
-			else if (push_field(c, local, SINK_CANON, NULL, NULL,
+			if (push_field(c, local, SINK_CANON, NULL, NULL,
 			    NULL) != NULL)
 				c->capture = 1;
 		} else if (strcmp((const char *)local, "mos") != 0)
@@ -1024,8 +1134,12 @@ field_end(struct pctx *c, const struct frame *fr)
 			perr_nomem(c);
 		return;
 	case SINK_CANON:
-		if ((c->canon = frame_dup(c, fr)) == NULL)
+		if (c->frag->canon != NULL && (mos_buf_add(c->frag->canon,
+		    c->tb.data + fr->tstart, c->tb.len - fr->tstart) == -1 ||
+		    mos_buf_reserve(c->frag->canon, 1) == -1))
 			perr_nomem(c);
+		else if (c->frag->canon != NULL)
+			c->frag->canon->data[c->frag->canon->len] = '\0';
 		return;
 	}
 }
@@ -1051,8 +1165,11 @@ sax_end(void *ctx, const xmlChar *local, const xmlChar *prefix,
 		c->capture--;
 		return;
 	}
-	if (c->capture == 1)
+	if (c->capture == 1) {
+		if (c->check_only && frag_end(c) == -1)
+			return;
 		c->capture = 0;
+	}
 	else if (c->inner > 0) {
 		c->inner--;
 		return;
@@ -1087,6 +1204,12 @@ sax_text(struct pctx *c, const xmlChar *ch, int len, int cdata)
 	if (c->failed || c->skip > 0 || c->sp == 0)
 		return;
 	if (c->capture > 0) {
+		if (c->check_only && c->frag->desc &&
+		    c->frag->kind[c->capture - 1] == FK_TAB) {
+			perr(c, MOS_E_FIELD, "%s: <tab/> must be empty (offset "
+			    "%zu)", c->frag->elem, frag_off(c, 0));
+			return;
+		}
 		if (cdata)
 			rc = cap_content(c) == -1 ||
 			    mos_buf_add(&c->tb, "<![CDATA[", 9) == -1 ||
@@ -1129,6 +1252,12 @@ sax_markup(struct pctx *c, const char *open, const xmlChar *a,
 {
 	if (c->failed || c->skip > 0 || c->capture == 0)
 		return;
+	if (c->check_only && c->frag->desc) {
+		perr(c, MOS_E_FIELD, "%s: comments and processing instructions "
+		    "are not allowed (offset %zu)", c->frag->elem,
+		    frag_off(c, 1));
+		return;
+	}
 	if (cap_content(c) == -1 || mos_buf_add(&c->tb, open, strlen(open)) ==
 	    -1 || mos_buf_add(&c->tb, a, strlen((const char *)a)) == -1 ||
 	    (b != NULL && *b != '\0' && (mos_buf_add(&c->tb, " ", 1) == -1 ||
@@ -1151,6 +1280,32 @@ sax_pi(void *ctx, const xmlChar *target, const xmlChar *data)
 {
 	(void)ctx;
 	sax_markup(sax_cur, "<?", target, data, "?>");
+}
+
+/* libxml2's errors as they happen: where the first one of a fragment is. */
+static void
+sax_serror(void *ctx, xmlErrorPtr e)
+{
+	struct pctx	*c = sax_cur;
+	struct frag	*f;
+	char		*p;
+
+	if (c == NULL || !c->check_only || e == NULL ||
+	    e->level == XML_ERR_WARNING || (f = c->frag)->xml_off >= 0)
+		return;
+	f->xml_off = xmlByteConsumed(ctx);
+	if (f->xml_off < 0)
+		f->xml_off = 0;
+	f->xml_depth = c->capture;
+	f->xml_code = e->code;
+	snprintf(f->xml_msg, sizeof f->xml_msg, "%s", e->message != NULL ?
+	    e->message : "not well-formed");
+	for (p = f->xml_msg; *p != '\0'; p++) {
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	}
+	while (p > f->xml_msg && p[-1] == ' ')
+		*--p = '\0';
 }
 
 /* SAX: a DOCTYPE stops the parser (MOS has no DTD). */
@@ -1271,6 +1426,7 @@ sax_setup(xmlSAXHandler *sax)
 	sax->comment = sax_comment;
 	sax->processingInstruction = sax_pi;
 	sax->reference = NULL;
+	sax->serror = sax_serror;
 }
 
 /* Fill the XML_PAD bytes at end with white space; returns XML_PAD. */
@@ -1332,39 +1488,148 @@ check_message(struct pctx *c)
 }
 
 /*
- * Check that s is a well-formed XML fragment (the content of an element)
- * and return it as the parser would store it, in m's arena; with m NULL
- * only check. NULL and msg filled when it is not.
+ * Whether s can name the wrapper: an element name without a prefix, up
+ * to 64 bytes (libxml2 judges the non-ASCII characters).
  */
-const char *
-mos_xml_canon(struct mos_msg *m, const char *s, char *msg, size_t msglen)
+static int
+frag_name_ok(const char *s)
+{
+	const unsigned char	*p = (const unsigned char *)s;
+	size_t			 i;
+
+	if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+	    *p == '_' || *p >= 0x80))
+		return 0;
+	for (i = 1; p[i] != '\0'; i++) {
+		if (!((p[i] >= 'A' && p[i] <= 'Z') || (p[i] >= 'a' &&
+		    p[i] <= 'z') || (p[i] >= '0' && p[i] <= '9') ||
+		    p[i] == '_' || p[i] == '-' || p[i] == '.' || p[i] >= 0x80))
+			return 0;
+	}
+	return i <= 64;
+}
+
+/* The message for a fragment that libxml2 found not well-formed. */
+static void
+frag_xml_error(const struct frag *f, const struct mos_error *err, char *msg,
+    size_t msglen)
+{
+	size_t	off;
+	long	i;
+
+	if (err->code != MOS_E_XML || f->xml_off < 0) {
+		snprintf(msg, msglen, "%s", err->msg);
+		return;
+	}
+	off = (size_t)f->xml_off;
+	off = off < f->open ? 0 : off - f->open > f->len ? f->len :
+	    off - f->open;
+	if (f->xml_code == XML_ERR_TAG_NAME_MISMATCH && f->xml_depth == 1) {
+		for (i = (long)off - 1; i >= 0 && f->doc[f->open + i] != '<'; i--)
+			;
+		snprintf(msg, msglen, "%s: end tag at offset %zu closes an "
+		    "element it did not open", f->elem, i >= 0 ? (size_t)i : off);
+	} else
+		snprintf(msg, msglen, "%s: not a well-formed XML fragment at "
+		    "offset %zu: %s", f->elem, off, f->xml_msg);
+}
+
+/* Check a verbatim-XML fragment as the content of its element. */
+int
+mos_fragment_check(const char *elem, const char *s, size_t len,
+    enum mos_mode mode, struct mos_buf *canon, char *msg, size_t msglen)
 {
 	struct mos_error	 err;
+	struct mos_scratch	*sc;
 	struct mos_buf		 b = { NULL, 0, 0 };
 	struct pctx		 c;
+	struct frag		 f;
+	size_t			 n, el, clen = canon != NULL ? canon->len : 0;
 	int			 rc = -1;
 
 	mos_init();
+	if (elem == NULL || !frag_name_ok(elem)) {
+		snprintf(msg, msglen, "\"%.40s\" is not an element name",
+		    elem != NULL ? elem : "(null)");
+		return -1;
+	}
+	if (s == NULL || len > parse_max || len > INT_MAX / 4) {
+		snprintf(msg, msglen, "%s: %zu bytes exceed the cap of %zu",
+		    elem, s == NULL ? 0 : len, parse_max);
+		return -1;
+	}
+	if ((n = mos_utf8_valid(s, len)) != len) {
+		snprintf(msg, msglen, "%s: %s at offset %zu", elem, s[n] == '\0' ?
+		    "NUL character" : (unsigned char)s[n] < 0x20 ? "control "
+		    "character" : "invalid UTF-8 (or a surrogate or U+FFFE/FFFF)",
+		    n);
+		return -1;
+	}
 	memset(&err, 0, sizeof err);
 	memset(&c, 0, sizeof c);
+	memset(&f, 0, sizeof f);
 	c.err = &err;
-	c.m = m;
 	c.check_only = 1;
-	if (mos_buf_add(&b, "<x>", 3) == -1 ||
-	    mos_buf_add(&b, s, strlen(s)) == -1 ||
-	    mos_buf_add(&b, "</x>", 4) == -1 || b.len > INT_MAX / 2 ||
-	    mos_buf_reserve(&b, XML_PAD) == -1)
-		snprintf(err.msg, sizeof err.msg, "out of memory or too long");
-	else
-		rc = sax_run(&c, (const char *)b.data, b.len +
-		    text_pad((char *)b.data + b.len));
-	mos_buf_free(&b);
-	mos_buf_free(&c.tb);
-	if (rc == -1) {
-		snprintf(msg, msglen, "%s", err.msg);
-		return NULL;
+	c.frag = &f;
+	f.elem = elem;
+	f.len = len;
+	f.strict = mode == MOS_STRICT;
+	f.desc = f.strict && strcmp(elem, "description") == 0;
+	f.xml_off = -1;
+	f.canon = canon;
+	el = strlen(elem);
+	f.open = el + 2;
+	if ((sc = mos_scratch_get()) != NULL) {
+		b = sc->utf8;
+		c.tb = sc->tb;
+		memset(&sc->utf8, 0, sizeof sc->utf8);
+		memset(&sc->tb, 0, sizeof sc->tb);
 	}
-	return m != NULL ? c.canon : s;
+	b.len = 0;
+	if (mos_buf_reserve(&b, len + 2 * el + 5 + XML_PAD) == -1) {
+		snprintf(msg, msglen, "%s: out of memory", elem);
+		goto done;
+	}
+	b.data[b.len++] = '<';
+	memcpy(b.data + b.len, elem, el);
+	b.len += el;
+	b.data[b.len++] = '>';
+	memcpy(b.data + b.len, s, len);
+	b.len += len;
+	memcpy(b.data + b.len, "</", 2);
+	memcpy(b.data + b.len + 2, elem, el);
+	b.data[b.len + 2 + el] = '>';
+	b.len += el + 3;
+	f.doc = (const char *)b.data;
+	if (sax_run(&c, f.doc, b.len + text_pad((char *)b.data + b.len)) == 0)
+		rc = 0;
+	else
+		frag_xml_error(&f, &err, msg, msglen);
+done:
+	mos_scratch_put(sc, &b, &c.tb);
+	if (rc == -1 && canon != NULL)
+		canon->len = clen;
+	return rc;
+}
+
+/*
+ * A fragment as the parser would store it, in m's arena; NULL and msg
+ * filled when mos_fragment_check() refuses it.
+ */
+const char *
+mos_xml_canon(struct mos_msg *m, const char *elem, const char *s,
+    enum mos_mode mode, char *msg, size_t msglen)
+{
+	struct mos_buf	 out = { NULL, 0, 0 };
+	const char	*r = NULL;
+
+	if (mos_fragment_check(elem, s, strlen(s), mode, &out, msg,
+	    msglen) == 0 &&
+	    (r = mos_msg_strndup_raw(m, out.data != NULL ?
+	    (const char *)out.data : "", out.len)) == NULL)
+		snprintf(msg, msglen, "%s: out of memory", elem);
+	mos_buf_free(&out);
+	return r;
 }
 
 /* Parse one frame into a typed message. */

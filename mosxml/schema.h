@@ -169,13 +169,15 @@ int	mos_buf_add(struct mos_buf *, const void *, size_t);
 int	mos_buf_escape(struct mos_buf *, const char *, size_t, int attr,
 	    int *bad);
 /*
- * s as a well-formed XML fragment, serialised as the parser stores verbatim
- * XML, in m's arena (m NULL: only check, s comes back). NULL with msg
- * filled when s is not well-formed (parse.c).
+ * s checked by mos_fragment_check() as the content of elem, serialised as
+ * the parser stores verbatim XML, in m's arena. NULL with msg filled when
+ * it is refused (parse.c).
  */
-const char *mos_xml_canon(struct mos_msg *m, const char *s, char *msg,
-	    size_t msglen);
+const char *mos_xml_canon(struct mos_msg *m, const char *elem, const char *s,
+	    enum mos_mode, char *msg, size_t msglen);
 /* Check UTF-8 (no NUL, no C0 control but tab, LF, CR). 0 or -1. */
 int	mos_utf8_check(const char *, size_t);
+/* The length of the longest prefix that mos_utf8_check() accepts. */
+size_t	mos_utf8_valid(const char *, size_t);
 
 #endif /* MOSXML_SCHEMA_H */

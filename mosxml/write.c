@@ -137,9 +137,12 @@ utf8_seq(const uint8_t *p, const uint8_t *end)
 	return n;
 }
 
-/* Check UTF-8 text: valid sequences, no NUL or C0 control but HT, LF, CR. */
-int
-mos_utf8_check(const char *s, size_t len)
+/*
+ * The length of the longest prefix of s that is valid UTF-8 text: valid
+ * sequences, no NUL or C0 control but HT, LF, CR.
+ */
+size_t
+mos_utf8_valid(const char *s, size_t len)
 {
 	const uint8_t	*p = (const uint8_t *)s, *end = p + len;
 	size_t		 n;
@@ -150,12 +153,19 @@ mos_utf8_check(const char *s, size_t len)
 			continue;
 		}
 		if (*p < 0x20 && *p != '\t' && *p != '\n' && *p != '\r')
-			return -1;
+			break;
 		if ((n = utf8_seq(p, end)) == 0)
-			return -1;
+			break;
 		p += n;
 	}
-	return 0;
+	return (size_t)(p - (const uint8_t *)s);
+}
+
+/* Check UTF-8 text (see mos_utf8_valid). 0 or -1. */
+int
+mos_utf8_check(const char *s, size_t len)
+{
+	return mos_utf8_valid(s, len) == len ? 0 : -1;
 }
 
 /* Append s escaped for XML text or a double-quoted attribute value. */

@@ -141,6 +141,20 @@ asset_set(char **field, char *value)
 	*field = value;
 }
 
+/* Refuse a verbatim-XML option that is not fit for its element; -1 if so. */
+static int
+asset_xml_opt(struct mosctl *ctl, const char *opt, const char *elem,
+    const char *v)
+{
+	char	msg[256];
+
+	if (mos_fragment_check(elem, v, strlen(v), MOS_STRICT, NULL, msg,
+	    sizeof msg) == 0)
+		return 0;
+	fprintf(ctl->err, "mosctl: %s: %s\n", opt, msg);
+	return -1;
+}
+
 /* Set the techDescription of the last path given. */
 static int
 asset_tech(struct mosctl *ctl, struct catalog_asset *a, const char *tech)
@@ -200,12 +214,18 @@ asset_put_opt(struct mosctl *ctl, struct catalog_asset *a, int c,
 		asset_set(&a->abstract, asset_escape(arg));
 		return 0;
 	case OPT_ABSTRACT_XML:
+		if (asset_xml_opt(ctl, "--abstract-xml", "mosAbstract",
+		    arg) == -1)
+			return -1;
 		asset_set(&a->abstract, xstrdup(arg));
 		return 0;
 	case OPT_DESC:
 		asset_set(&a->description, asset_escape(arg));
 		return 0;
 	case OPT_DESC_XML:
+		if (asset_xml_opt(ctl, "--description-xml", "description",
+		    arg) == -1)
+			return -1;
 		asset_set(&a->description, xstrdup(arg));
 		return 0;
 	case OPT_GROUP:
@@ -235,6 +255,9 @@ asset_put_opt(struct mosctl *ctl, struct catalog_asset *a, int c,
 			    "--meta-schema before it\n");
 			return -1;
 		}
+		if (asset_xml_opt(ctl, "--meta-payload", "mosPayload",
+		    arg) == -1)
+			return -1;
 		catalog_add_meta(a, *scope, *schema, arg);
 		*schema = *scope = NULL;
 		return 0;

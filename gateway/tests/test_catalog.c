@@ -333,6 +333,18 @@ test_validation(void **state)
 	    &a.description, "fish & chips", "well-formed XML");
 	expect_invalid(u, &a, &a.abstract, "<b>unclosed", "well-formed XML");
 	expect_invalid(u, &a, &a.meta[0].payload, "<x>", "well-formed XML");
+	/* fragments that would close their element and add an objID */
+	expect_invalid(u, &a, &a.abstract,
+	    "</mosAbstract><objID>EVIL2</objID><mosAbstract>",
+	    "mosAbstract: closes its element at offset 0");
+	expect_invalid(u, &a, &a.description,
+	    "x</description><objID>EVIL2</objID><description>",
+	    "description: closes its element at offset 1");
+	expect_invalid(u, &a, &a.meta[0].payload, "</mosPayload>"
+	    "</mosExternalMetadata><objID>EVIL2</objID><mosExternalMetadata>"
+	    "<mosPayload>", "metadata 1: mosPayload: closes its element");
+	expect_invalid(u, &a, &a.description, "<p><b>bold</b></p>",
+	    "description: <b> is not allowed");
 	expect_invalid(u, &a, &a.paths[0].tech, "", "techDescription");
 	expect_invalid(u, &a, &a.paths[1].url, "ftp://srv/proxy.wmv", "FTP");
 	a.dur = -1;

@@ -8,7 +8,9 @@
  * (FAILED at max_attempts, the NCS never blocked for good); an ack with the
  * wrong messageID does not count;
  * an NCS restart loses nothing queued meanwhile; mosReqObj and mosReqAll are
- * answered; the history can be exported as a capture.
+ * answered; the history can be exported as a capture. A verbatim-XML
+ * fragment that would close its element never reaches the NCS: mosctl
+ * refuses it, and a catalog row that holds one fails its job.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,10 +18,12 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "gateway/gateway.h"
 #include "gateway/tests/itutil.h"
 
 #define WAIT_MS		5000
@@ -608,6 +612,101 @@ test_unacked_fails(void **state)
 	    RETRY_MS) == 1);
 }
 
+#define EVIL_ABSTRACT	"</mosAbstract><objID>EVIL2</objID><mosAbstract>"
+
+/*
+ * mosctl asset put --abstract-xml with a fragment that closes mosAbstract
+ * is refused before anything is stored; the NCS sees only the honest
+ * asset put after it, with its one objID.
+ */
+static void
+test_injected_abstract_refused(void **state)
+{
+	struct gwrig			*r = *state;
+	struct ncspeer_match		 evil = { .type = "mosObj",
+					    .obj_id = "EVIL2" };
+	struct ncspeer_match		 any = { .type = "mosObj" };
+	const struct ncspeer_frame	*f;
+	char				*out = NULL;
+
+	GWRIG_CHECK(r, gwproc_mosctl(r->gw, NULL, "asset", "put", "IT-X1",
+	    "--slug", "Spoofer", "--abstract-xml", EVIL_ABSTRACT,
+	    (char *)NULL) == 64);
+	GWRIG_CHECK(r, gwproc_mosctl(r->gw, NULL, "asset", "put", "IT-X1",
+	    "--slug", "Spoofer", "--meta-schema", "s", "--meta-payload",
+	    "</mosPayload></mosExternalMetadata><objID>EVIL2</objID>"
+	    "<mosExternalMetadata><mosPayload>", (char *)NULL) == 64);
+	GWRIG_CHECK(r, gwproc_mosctl(r->gw, &out, "asset", "show", "IT-X1",
+	    (char *)NULL) == 1);
+	free(out);
+	GWRIG_CHECK(r, gwproc_job_count(r->gw, NULL, -1) == 0);
+	GWRIG_CHECK(r, gwproc_mosctl(r->gw, NULL, "asset", "put", "IT-X2",
+	    "--slug", "Honest", "--abstract-xml",
+	    "<b>ok</b><![CDATA[</mosAbstract><objID>EVIL2</objID>]]>",
+	    (char *)NULL) == 0);
+	f = wait_obj(r, "IT-X2", 0, WAIT_MS);
+	GWRIG_CHECK(r, obj_is(f, "NEW", 1));
+	GWRIG_CHECK(r, strcmp(f->msg->u.mos_obj.mos_abstract, "<b>ok</b>"
+	    "<![CDATA[</mosAbstract><objID>EVIL2</objID>]]>") == 0);
+	GWRIG_CHECK(r, gwproc_wait_jobs(r->gw, r->lane, QUEUE_DONE, 1,
+	    WAIT_MS) == 1);
+	GWRIG_CHECK(r, ncspeer_count(r->ncs, &evil) == 0);
+	GWRIG_CHECK(r, ncspeer_count(r->ncs, &any) == 1);
+}
+
+/*
+ * A row stored before fragments were checked on entry (written here
+ * straight into the table) fails its job with the reason; the NCS never
+ * gets it, and the next asset goes through.
+ */
+static void
+test_injected_row_fails(void **state)
+{
+	struct gwrig		*r = *state;
+	struct ncspeer_match	 evil = { .type = "mosObj", .obj_id = "EVIL2" };
+	struct ncspeer_match	 old = { .type = "mosObj", .obj_id = "IT-OLD" };
+	struct gwdb_opts	 o;
+	struct gwdb		*g;
+	struct catalog_asset	 a;
+	char			 id[] = "IT-OLD", slug[] = "Stored long ago";
+	char			 type[] = "VIDEO", tb[] = "50", air[] = "READY";
+	char			 desc[] = "", by[] = "old";
+	char			*err = NULL, *note;
+
+	GWRIG_CHECK(r, gwproc_stop(r->gw) == 0);
+	memset(&o, 0, sizeof o);
+	o.path = r->gw->db;
+	GWRIG_CHECK(r, gwdb_open(&g, &o, &err) == QUEUE_OK);
+	memset(&a, 0, sizeof a);
+	a.obj_id = id;
+	a.slug = slug;
+	a.type = type;
+	a.tb = tb;
+	a.air = air;
+	a.description = desc;
+	a.changed_by = by;
+	GWRIG_CHECK(r, catalog_put(g, &a, NULL, NULL, &err) == QUEUE_OK);
+	GWRIG_CHECK(r, sqlite3_exec(g->db, "UPDATE assets SET abstract = '"
+	    EVIL_ABSTRACT "' WHERE obj_id = 'IT-OLD'", NULL, NULL, NULL) ==
+	    SQLITE_OK);
+	gwdb_close(g);
+	GWRIG_CHECK(r, gwproc_start(r->gw) == 0);
+	GWRIG_CHECK(r, gwproc_wait_jobs(r->gw, r->lane, QUEUE_FAILED, 1,
+	    WAIT_MS) == 1);
+	note = failed_note(r);
+	GWRIG_CHECK(r, note != NULL && strstr(note, "catalog row refused: "
+	    "mosAbstract: closes its element at offset 0") != NULL);
+	free(note);
+	GWRIG_CHECK(r, gwproc_log_wait(r->gw, 0, WAIT_MS, "event=publish.failed",
+	    "obj=IT-OLD", (char *)NULL) != -1);
+	GWRIG_CHECK(r, gwproc_asset_put(r->gw, "IT-NEW", "Fresh") == 0);
+	GWRIG_CHECK(r, wait_obj(r, "IT-NEW", 0, WAIT_MS) != NULL);
+	GWRIG_CHECK(r, gwproc_wait_jobs(r->gw, r->lane, QUEUE_DONE, 1,
+	    WAIT_MS) == 1);
+	GWRIG_CHECK(r, ncspeer_count(r->ncs, &evil) == 0);
+	GWRIG_CHECK(r, ncspeer_count(r->ncs, &old) == 0);
+}
+
 /* The it_publish suite. */
 int
 main(void)
@@ -642,6 +741,10 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_utf8_publish, setup_utf8,
 		    itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_history_capture, setup,
+		    itutil_teardown),
+		cmocka_unit_test_setup_teardown(test_injected_abstract_refused,
+		    setup, itutil_teardown),
+		cmocka_unit_test_setup_teardown(test_injected_row_fails, setup,
 		    itutil_teardown),
 	};
 

@@ -418,6 +418,51 @@ test_encode_errors(void **state)
 	    "--encoding", "auto"), 64);
 }
 
+/*
+ * encode checks every verbatim-XML field on its own: a fragment that
+ * closes its element is refused with the element and offset named, and
+ * nothing of that line is written; the line with a harmless fragment is.
+ */
+static void
+test_encode_fragments(void **state)
+{
+	static const char lines[] =
+	    "{\"type\":\"mosObj\",\"mosID\":\"a\",\"ncsID\":\"b\","
+	    "\"messageID\":1,\"body\":{\"objID\":\"RIGHT\",\"mosAbstract\":"
+	    "\"</mosAbstract><objID>EVIL2</objID><mosAbstract>\"}}\n"
+	    "{\"type\":\"roStorySend\",\"mosID\":\"a\",\"ncsID\":\"b\","
+	    "\"messageID\":2,\"body\":{\"roID\":\"R\",\"storyID\":\"S\","
+	    "\"storyBody\":{\"#content\":[{\"p\":\"x</p><storyItem><itemID>9"
+	    "</itemID></storyItem><p>\"}]}}}\n"
+	    "{\"type\":\"unknown\",\"name\":\"roItemStat\",\"mosID\":\"a\","
+	    "\"ncsID\":\"b\",\"messageID\":3,\"body\":{\"#xml\":"
+	    "\"</roItemStat><mosObj><objID>E</objID></mosObj><roItemStat>\"}}\n"
+	    "{\"type\":\"mosObj\",\"mosID\":\"a\",\"ncsID\":\"b\","
+	    "\"messageID\":4,\"body\":{\"objID\":\"RIGHT\",\"mosAbstract\":"
+	    "\"<![CDATA[</mosAbstract><objID>EVIL2</objID>]]>\"}}\n";
+	char	*p;
+
+	(void)state;
+	write_file(tmp("j"), lines, strlen(lines));
+	assert_int_equal(run(tmp("j"), tmp("w"), tmp("e"), "encode",
+	    "--encoding", "utf8"), 2);
+	p = read_file(tmp("e"), NULL);
+	assert_non_null(strstr(p, "line 1: body/mosAbstract: mosAbstract: "
+	    "closes its element at offset 0"));
+	assert_non_null(strstr(p, "line 2: body/storyBody/#content[0]: p: closes "
+	    "its element at offset 1"));
+	assert_non_null(strstr(p, "line 3: body: roItemStat: closes its "
+	    "element at offset 0"));
+	assert_null(strstr(p, "line 4:"));
+	free(p);
+	assert_int_equal(run(tmp("w"), tmp("d"), tmp("e"), "decode"), 0);
+	assert_int_equal(check_lines(tmp("d"), true), 1);
+	p = read_file(tmp("d"), NULL);
+	assert_non_null(strstr(p, "\"objID\":\"RIGHT\""));
+	assert_null(strstr(p, "\"objID\":\"EVIL2\""));
+	free(p);
+}
+
 /* convert: UTF-8 -> UTF-16BE -> UTF-8 keeps every frame. */
 static void
 test_convert(void **state)
@@ -496,6 +541,7 @@ main(void)
 		cmocka_unit_test(test_broken_frame),
 		cmocka_unit_test(test_validate),
 		cmocka_unit_test(test_encode_errors),
+		cmocka_unit_test(test_encode_fragments),
 		cmocka_unit_test(test_convert),
 		cmocka_unit_test(test_usage),
 	};

@@ -1,12 +1,13 @@
-# tools/fuzz: libFuzzer targets for the framer (fuzz_frame) and the parser
-# and writer (fuzz_mos), and regress, the plain driver that replays their
-# seeds with the ordinary compiler in `make check`.
+# tools/fuzz: libFuzzer targets for the framer (fuzz_frame), the parser
+# and writer (fuzz_mos) and the check of verbatim-XML fragments
+# (fuzz_fragment), and regress, the plain driver that replays their seeds
+# with the ordinary compiler in `make check`.
 #
-# `make fuzz` builds both targets with clang-14 (libFuzzer, ASan, UBSan) into
+# `make fuzz` builds the targets with clang-14 (libFuzzer, ASan, UBSan) into
 # $(B)/fuzz and runs each for FUZZ_TIME seconds (default 60); see
 # tools/fuzz/run.sh.
 
-FUZZ_TARGETS = fuzz_frame fuzz_mos
+FUZZ_TARGETS = fuzz_frame fuzz_mos fuzz_fragment
 
 $(B)/tests/fuzz_regress: $(OBJ)/tools/fuzz/regress.o $(LIB_MOSJSON) $(LIB_MOSXML)
 	$(call link,$(LIBS_JSON) $(LIBS_XML))

@@ -6,8 +6,9 @@
  * Inputs: the .xml files of tools/fuzz/seed (our seed streams), of
  * fixtures/msg and, when present, of ../shared/mos-examples, each as
  * UTF-16BE and as UTF-8 under several configuration bytes (see fuzz.h); all
- * of them back to back as one stream; and the saved reproducers, every file
- * of tools/fuzz/seed/repro/TARGET, replayed as they are.
+ * of them back to back as one stream; and, replayed as they are, the saved
+ * reproducers (every file of tools/fuzz/seed/repro/TARGET) and the corpora
+ * kept in the tree (tools/fuzz/corpus/TARGET, fuzz_fragment's inputs).
  *
  *   regress               run; ends with "N passed, N failed, N skipped"
  *   regress --corpus DIR  write those inputs into DIR/fuzz_frame/
@@ -29,6 +30,9 @@ unsigned long	fuzz_failures;
 #define LLVMFuzzerTestOneInput fuzz_mos_one
 #include "tools/fuzz/fuzz_mos.c"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_fragment_one
+#include "tools/fuzz/fuzz_fragment.c"
+#undef LLVMFuzzerTestOneInput
 
 typedef int	(*target_fn)(const uint8_t *, size_t);
 
@@ -40,6 +44,7 @@ struct target {
 static const struct target targets[] = {
 	{ "fuzz_frame", fuzz_frame_one },
 	{ "fuzz_mos", fuzz_mos_one },
+	{ "fuzz_fragment", fuzz_fragment_one },
 };
 
 /* fuzz_frame: (caps, chunking) pairs tried with the fixed and AUTO modes. */
@@ -204,9 +209,12 @@ text_inputs(const char *env, const char *fallback, const char *pattern,
 	return n;
 }
 
-/* The saved reproducers of each target, replayed as they are. */
+/*
+ * The files of each target under a directory (saved reproducers, or a
+ * corpus kept in the tree), replayed as they are.
+ */
 static void
-repros(void)
+repros(const char *dir)
 {
 	const char	*top = getenv("MOSGW_TOP");
 	unsigned long	 before;
@@ -215,9 +223,10 @@ repros(void)
 	uint8_t		*p;
 	size_t		 i, j, n;
 
-	for (j = 0; j < 2 && corpus == NULL; j++) {
-		snprintf(pat, sizeof pat, "%s/tools/fuzz/seed/repro/%s/*",
-		    top != NULL ? top : ".", targets[j].name);
+	for (j = 0; j < sizeof targets / sizeof targets[0] &&
+	    corpus == NULL; j++) {
+		snprintf(pat, sizeof pat, "%s/%s/%s/*",
+		    top != NULL ? top : ".", dir, targets[j].name);
 		if (glob(pat, 0, NULL, &g) != 0)
 			continue;
 		for (i = 0; i < g.gl_pathc; i++) {
@@ -271,7 +280,8 @@ main(int argc, char **argv)
 	    &all16, err, sizeof err) == 0)
 		all_cfgs("all.utf16be", all16.data, all16.len, MOS_ENC_UTF16BE);
 	tally("all inputs as one stream", before);
-	repros();
+	repros("tools/fuzz/seed/repro");
+	repros("tools/fuzz/corpus");
 	mos_buf_free(&all8);
 	mos_buf_free(&all16);
 	if (corpus != NULL) {

@@ -25,13 +25,16 @@ for t in "$@"; do
 	# "key = value" lines of the OSS-Fuzz style .options file -> -key=value
 	opts=$(sed -n 's/^[[:space:]]*\([a-z_]*\)[[:space:]]*=[[:space:]]*\([^[:space:]]*\).*/-\1=\2/p' \
 	    "tools/fuzz/$t.options" | tr '\n' ' ')
-	mkdir -p "$FUZZ_DIR/corpus/$t"
+	mkdir -p "$FUZZ_DIR/corpus/$t" "$seed/$t"
+	# a corpus kept in the tree (tools/fuzz/corpus/TARGET) seeds it too
+	kept=
+	[ -d "tools/fuzz/corpus/$t" ] && kept="tools/fuzz/corpus/$t"
 	echo "==== fuzz: $t for ${time}s ($opts)"
 	# shellcheck disable=SC2086
 	if ! "$FUZZ_DIR/$t" $opts -max_total_time="$time" -rss_limit_mb=2048 \
 	    -print_final_stats=1 -dict="tools/fuzz/$t.dict" \
 	    -artifact_prefix="fuzz-artifacts/$t-" \
-	    "$FUZZ_DIR/corpus/$t" "$seed/$t"; then
+	    "$FUZZ_DIR/corpus/$t" "$seed/$t" $kept; then
 		echo "fuzz: $t FAILED; the input is in fuzz-artifacts/" >&2
 		status=1
 	fi
