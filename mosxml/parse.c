@@ -1134,11 +1134,13 @@ field_end(struct pctx *c, const struct frame *fr)
 			perr_nomem(c);
 		return;
 	case SINK_CANON:
-		if (c->frag->canon != NULL && (mos_buf_add(c->frag->canon,
-		    c->tb.data + fr->tstart, c->tb.len - fr->tstart) == -1 ||
-		    mos_buf_reserve(c->frag->canon, 1) == -1))
+		if (c->frag->canon == NULL)
+			return;
+		if ((c->tb.len > fr->tstart && mos_buf_add(c->frag->canon,
+		    c->tb.data + fr->tstart, c->tb.len - fr->tstart) == -1) ||
+		    mos_buf_reserve(c->frag->canon, 1) == -1)
 			perr_nomem(c);
-		else if (c->frag->canon != NULL)
+		else
 			c->frag->canon->data[c->frag->canon->len] = '\0';
 		return;
 	}
