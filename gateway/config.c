@@ -140,6 +140,10 @@ static const struct cfg_key cfg_keys[] = {
 	    level_names },
 	{ SECT_LOG, "target", CT_STR, G(log_target), "stderr", 0, 0, 4096,
 	    NULL },
+	{ SECT_LOG, "rate_burst", CT_INT, G(log_rate_burst), "10", 0, 0,
+	    1000000, NULL },
+	{ SECT_LOG, "rate_interval", CT_SECS, G(log_rate_ms), "10", 0, 1, DAY,
+	    NULL },
 
 	{ SECT_NCS, "ncs_id", CT_ID, N(ncs_id), "", CF_REQUIRED, 0, 0, NULL },
 	{ SECT_NCS, "buddy_ncs_id", CT_STR, N(buddy_ncs_id), "", 0, 0, 128,
@@ -212,10 +216,13 @@ cfg_error(struct cfg_parse *p, int line, const char *fmt, ...)
 	if (vasprintf(&msg, fmt, ap) < 0)
 		fatalx("out of memory");
 	va_end(ap);
+	/* the file may be binary garbage: only printable bytes go out */
+	sbuf_escape(&p->errs, p->name, strlen(p->name));
 	if (line > 0)
-		sbuf_printf(&p->errs, "%s:%d: %s\n", p->name, line, msg);
-	else
-		sbuf_printf(&p->errs, "%s: %s\n", p->name, msg);
+		sbuf_printf(&p->errs, ":%d", line);
+	sbuf_puts(&p->errs, ": ");
+	sbuf_escape(&p->errs, msg, strlen(msg));
+	sbuf_puts(&p->errs, "\n");
 	free(msg);
 	p->nerr++;
 }
@@ -326,11 +333,18 @@ cfg_set(const struct cfg_key *k, void *base, const char *v, char *why,
 	struct acl	 acl;
 	char		*err;
 	bool		 b;
-	size_t		 i;
+	size_t		 i, len, step;
 
 	switch (k->type) {
 	case CT_STR:
 	case CT_ID:
+		for (i = 0, len = strlen(v); i < len; i += step) {
+			if ((step = util_printable(v + i, len - i)) == 0) {
+				snprintf(why, whylen, "a control character or "
+				    "invalid UTF-8 at byte %zu", i);
+				return -1;
+			}
+		}
 		if (k->type == CT_ID && (*v == '\0' || strlen(v) > 128)) {
 			snprintf(why, whylen, "must be 1 to 128 characters");
 			return -1;

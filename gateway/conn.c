@@ -93,10 +93,10 @@ conn_deadline_cb(evutil_socket_t fd, short ev, void *arg)
 	(void)fd;
 	(void)ev;
 	c->busy++;
-	log_event(LL_WARN, "frame.error", "conn=%llu ncs=%s port=%s peer=%s "
-	    "stage=framing error=frame-deadline pending=%zu",
-	    (unsigned long long)c->id,
-	    log_q(c->ncs), gw_port_name(c->port), c->peer,
+	log_event_rl(LL_WARN, "frame.error", conn_log_key(c), "conn=%llu "
+	    "ncs=%s port=%s peer=%s stage=framing error=frame-deadline "
+	    "pending=%zu", (unsigned long long)c->id,
+	    log_q(c->ncs), gw_port_name(c->port), log_q(c->peer),
 	    mos_framer_pending(c->fr));
 	conn_fail(c, "frame-deadline");
 	conn_leave(c);
@@ -185,11 +185,11 @@ conn_round(struct conn *c, int max)
 		if (rc == MOS_FRAME_MORE)
 			return false;
 		if (rc < 0) {
-			log_event(LL_WARN, "frame.error", "conn=%llu ncs=%s "
-			    "port=%s peer=%s stage=framing error=%s",
-			    (unsigned long long)c->id,
-			    log_q(c->ncs), gw_port_name(c->port), c->peer,
-			    log_q(mos_frame_strerror(rc)));
+			log_event_rl(LL_WARN, "frame.error", conn_log_key(c),
+			    "conn=%llu ncs=%s port=%s peer=%s stage=framing "
+			    "error=%s", (unsigned long long)c->id,
+			    log_q(c->ncs), gw_port_name(c->port),
+			    log_q(c->peer), log_q(mos_frame_strerror(rc)));
 			conn_fail(c, "frame-error");
 			return false;
 		}
@@ -291,10 +291,10 @@ conn_eof(struct conn *c)
 	if (c->dead)
 		return;
 	if (mos_framer_in_frame(c->fr))
-		log_event(LL_WARN, "frame.error", "conn=%llu ncs=%s port=%s "
-		    "peer=%s stage=framing error=%s pending=%zu",
-		    (unsigned long long)c->id,
-		    log_q(c->ncs), gw_port_name(c->port), c->peer,
+		log_event_rl(LL_WARN, "frame.error", conn_log_key(c),
+		    "conn=%llu ncs=%s port=%s peer=%s stage=framing error=%s "
+		    "pending=%zu", (unsigned long long)c->id,
+		    log_q(c->ncs), gw_port_name(c->port), log_q(c->peer),
 		    log_q(mos_frame_strerror(mos_framer_end(c->fr))),
 		    mos_framer_pending(c->fr));
 	evtimer_del(c->deadline);
@@ -440,6 +440,15 @@ void
 conn_set_ncs(struct conn *c, const char *name)
 {
 	util_strlcpy(c->ncs, name != NULL ? name : "", sizeof c->ncs);
+}
+
+/* The rate-limit key of the connection's log lines. */
+const char *
+conn_log_key(struct conn *c)
+{
+	if (c->ncs[0] != '\0')
+		return c->ncs;
+	return log_host_key(c->peer, c->logkey, sizeof c->logkey);
 }
 
 /* Bytes waiting to be written. */

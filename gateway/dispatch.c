@@ -96,8 +96,8 @@ dispatch_nack(struct gw *gw, struct conn *c, const char *ncs_id,
 
 	r = reply_nack(c->port, gw->cfg->mos_id, ncs_id, message_id, text);
 	if (record)
-		log_event(LL_WARN, "msg.nack", "conn=%llu ncs=%s port=%s "
-		    "type=%s message_id=%d reason=%s",
+		log_event_rl(LL_WARN, "msg.nack", conn_log_key(c), "conn=%llu "
+		    "ncs=%s port=%s type=%s message_id=%d reason=%s",
 		    (unsigned long long)c->id, log_q(c->ncs),
 		    gw_port_name(c->port), log_q(type), (int)message_id,
 		    log_q(text));
@@ -123,16 +123,18 @@ dispatch_bad_frame(struct gw *gw, struct conn *c, const struct mos_frame *f,
 		    env->have_mos_id ? env->mos_id : NULL,
 		    env->have_ncs_id ? env->ncs_id : NULL);
 	if (record)
-		log_event(LL_WARN, "frame.error", "conn=%llu ncs=%s port=%s "
-		    "peer=%s stage=parse type=%s message_id=%d code=%s "
-		    "error=%s", (unsigned long long)c->id, log_q(c->ncs),
-		    gw_port_name(c->port), c->peer, log_q(env->type_name),
+		log_event_rl(LL_WARN, "frame.error", conn_log_key(c),
+		    "conn=%llu ncs=%s port=%s peer=%s stage=parse type=%s "
+		    "message_id=%d code=%s error=%s", (unsigned long long)c->id,
+		    log_q(c->ncs), gw_port_name(c->port), log_q(c->peer),
+		    log_q(env->type_name),
 		    (int)id, mos_err_name(err->code), log_q(err->msg));
 	if (reply_is_answer_type(env->type_name) || !env->have_mos_id ||
 	    !env->have_ncs_id) {
 		if (record)
-			log_event(LL_INFO, "msg.drop", "conn=%llu port=%s "
-			    "reason=%s", (unsigned long long)c->id,
+			log_event_rl(LL_INFO, "msg.drop", conn_log_key(c),
+			    "conn=%llu port=%s reason=%s",
+			    (unsigned long long)c->id,
 			    gw_port_name(c->port),
 			    reply_is_answer_type(env->type_name) ?
 			    "answer-type" : "no-envelope");

@@ -95,6 +95,13 @@ void	 sbuf_printf(struct sbuf *, const char *, ...)
 void	 sbuf_json_str(struct sbuf *,
     const char *);	/* a quoted JSON string */
 void	 sbuf_xml_text(struct sbuf *, const char *);	/* escaped XML text */
+/*
+ * Bytes of the printable character at s (1-4; n bytes left), or 0 for a
+ * control character (C0, DEL, C1) or a byte that is not valid UTF-8.
+ */
+size_t	 util_printable(const char *, size_t n);
+/* Append n bytes of s, every byte util_printable refuses as \xNN. */
+void	 sbuf_escape(struct sbuf *, const char *, size_t n);
 void	 sbuf_free(struct sbuf *);
 /* UTF-16BE to UTF-8 (bad sequences become U+FFFD), appended to sb. */
 void	 util_utf16be_to_utf8(struct sbuf *, const uint8_t *, size_t);
@@ -127,6 +134,33 @@ void	 log_event(enum log_level, const char *event, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
 /* A value safe for key=value: quoted and escaped when it needs to be. */
 const char *log_q(const char *);
+
+/*
+ * Rate limits for events that can repeat at a peer's pace: at most burst
+ * lines per interval for one (event, key), and 10 times that for the
+ * event over all its keys. The next line that passes after some were
+ * refused ends with suppressed=N. burst 0: no limit.
+ */
+#define LOG_RL_BURST		10
+#define LOG_RL_INTERVAL_MS	10000
+struct log_limiter;
+struct log_limiter *log_limiter_new(unsigned burst, int64_t interval_ms);
+void	 log_limiter_free(struct log_limiter *);
+void	 log_limiter_set(struct log_limiter *, unsigned burst,
+	    int64_t interval_ms);
+/*
+ * May a line of (event, key) be written at now (ms)? If so, *suppressed
+ * counts those refused since the last one. event must be a literal.
+ */
+bool	 log_limiter_pass(struct log_limiter *, const char *event,
+	    const char *key, int64_t now, uint64_t *suppressed);
+/* The limits of log_event_rl ([log] rate_burst, rate_interval). */
+void	 log_set_rate(unsigned burst, int64_t interval_ms);
+/* log_event, limited per (event, key) by the process's limiter. */
+void	 log_event_rl(enum log_level, const char *event, const char *key,
+	    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* The host of a "host:port" peer as a rate-limit key, in buf. */
+const char *log_host_key(const char *peer, char *buf, size_t len);
 
 /* ------------------------------------------------------------------------ */
 /* addr.c: peer addresses, allow-lists, token buckets. */
@@ -256,6 +290,8 @@ struct gw_config {
 	/* [log] */
 	int		 log_level;	/* enum log_level */
 	char		*log_target;
+	int		 log_rate_burst;	/* lines per (event, key); 0 = all */
+	int64_t		 log_rate_ms;	/* per this interval */
 	/* [ncs.NAME] */
 	struct ncs_conf	*ncs;
 	size_t		 nncs;
@@ -811,6 +847,7 @@ struct conn {
 	struct addr		 src;		/* inbound: peer address */
 	char			 ncs[64];	/* NCS name once known,
 	    for history */
+	char			 logkey[64];	/* see conn_log_key */
 	const struct conn_ops	*ops;
 	void			*arg;
 	struct event		*rd;		/* reading, once connected */
@@ -853,6 +890,8 @@ enum mos_enc	 conn_encoding(const struct conn *);
 void		 conn_write(struct conn *, const void *, size_t);
 size_t		 conn_output_len(struct conn *);
 void		 conn_set_ncs(struct conn *, const char *);
+/* The rate-limit key of its log lines: the NCS name, else the peer host. */
+const char	*conn_log_key(struct conn *);
 /* Process frames that are already framed (after a pause). */
 void		 conn_resume(struct conn *);
 /* Hold (no frames handed out, no reading) or release the connection. */

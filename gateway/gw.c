@@ -181,9 +181,9 @@ gw_flush_done(void *arg, int rc)
 	} else {
 		history_put_back(gw->hist, b->recs, b->nrecs);
 		publisher_settle(gw, &b->works, false);
-		log_event(rc == QUEUE_EBUSY ? LL_DEBUG : LL_WARN, "db.error",
-		    "op=flush error=%s msg=%s", log_q(queue_strerror(rc)),
-		    log_q(b->errmsg));
+		log_event_rl(rc == QUEUE_EBUSY ? LL_DEBUG : LL_WARN, "db.error",
+		    queue_strerror(rc), "op=flush error=%s msg=%s",
+		    log_q(queue_strerror(rc)), log_q(b->errmsg));
 		gw->flush_hold = true;
 		evtimer_add(gw->flush_ev, &tv);
 		gw->flush_armed = true;
@@ -746,6 +746,7 @@ gw_reload(struct gw *gw)
 			free(cause);
 		}
 	}
+	log_set_rate((unsigned)cfg->log_rate_burst, cfg->log_rate_ms);
 	gw->cfg = cfg;
 	history_set_enabled(gw->hist, cfg->history);
 	gw_set_policy(gw);

@@ -90,12 +90,13 @@ listener_error_cb(struct evconnlistener *evl, void *arg)
 	if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
 		evconnlistener_disable(evl);
 		evtimer_add(l->retry, &tv);
-		log_event(LL_WARN, "conn.reject", "port=%s reason=%s "
-		    "action=pause-accept ms=%d", gw_port_name(l->port),
-		    log_q(strerror(err)), LISTENER_RETRY_MS);
+		log_event_rl(LL_WARN, "conn.reject", "pause-accept", "port=%s "
+		    "reason=%s action=pause-accept ms=%d",
+		    gw_port_name(l->port), log_q(strerror(err)),
+		    LISTENER_RETRY_MS);
 		return;
 	}
-	log_event(LL_WARN, "listen.error", "port=%s error=%s",
+	log_event_rl(LL_WARN, "listen.error", strerror(err), "port=%s error=%s",
 	    gw_port_name(l->port), log_q(strerror(err)));
 }
 

@@ -83,6 +83,7 @@ main(int argc, char **argv)
 		config_free(cfg);
 		return 1;
 	}
+	log_set_rate((unsigned)cfg->log_rate_burst, cfg->log_rate_ms);
 	mos_init();
 	if ((gw = gw_new(cfg, &cause)) == NULL) {
 		log_event(LL_ERROR, "start.error", "msg=%s", log_q(cause));

@@ -129,9 +129,9 @@ msgid_ahead_done(void *arg, int rc)
 		if (rc == QUEUE_OK)
 			m->remaining += m->block;
 		else
-			log_event(LL_WARN, "msgid.error", "ncs=%s port=%s "
-			    "error=%s", m->ncs, gw_port_name(m->port),
-			    log_q(queue_strerror(rc)));
+			log_event_rl(LL_WARN, "msgid.error", m->ncs, "ncs=%s "
+			    "port=%s error=%s", log_q(m->ncs),
+			    gw_port_name(m->port), log_q(queue_strerror(rc)));
 		if (ran_out && m->ready != NULL)
 			m->ready(m->ready_arg, m->port);
 	}
@@ -167,9 +167,9 @@ msgid_next(struct msgid *m)
 		rc = msgid_store(m->db, m->ncs, m->port,
 		    msgid_advance(m->next, m->block - 1));
 		if (rc != QUEUE_OK) {
-			log_event(LL_WARN, "msgid.error", "ncs=%s port=%s "
-			    "error=%s", m->ncs, gw_port_name(m->port),
-			    log_q(queue_strerror(rc)));
+			log_event_rl(LL_WARN, "msgid.error", m->ncs, "ncs=%s "
+			    "port=%s error=%s", log_q(m->ncs),
+			    gw_port_name(m->port), log_q(queue_strerror(rc)));
 			return 0;
 		}
 		m->remaining = m->block;

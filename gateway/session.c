@@ -232,8 +232,9 @@ session_accept(struct gw *gw, enum gw_port port, int fd,
 	if ((bev = bufferevent_socket_new(gw->base, fd,
 	    BEV_OPT_CLOSE_ON_FREE)) == NULL) {
 		evutil_closesocket(fd);
-		log_event(LL_ERROR, "conn.reject", "port=%s peer=%s "
-		    "reason=bufferevent", gw_port_name(port), peer);
+		log_event_rl(LL_ERROR, "conn.reject", "bufferevent", "port=%s "
+		    "peer=%s reason=bufferevent", gw_port_name(port),
+		    log_q(peer));
 		return;
 	}
 	s = xcalloc(1, sizeof *s);
@@ -329,6 +330,11 @@ session_handle(struct session *s, struct conn *c, struct ncs *ncs,
 		conn_set_max_frame(c, (size_t)s->gw->cfg->max_frame);
 	}
 	if (s->ncs != ncs) {
+		if (s->ncs == NULL && ncs != NULL)
+			log_event_rl(LL_INFO, "conn.ncs", ncs->conf->name,
+			    "conn=%llu ncs=%s port=%s peer=%s",
+			    (unsigned long long)c->id, log_q(ncs->conf->name),
+			    gw_port_name(s->port), log_q(c->peer));
 		s->ncs = ncs;
 		conn_set_idle(c, gw_idle_ms(s->gw, ncs, s->port));
 	}

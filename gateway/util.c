@@ -345,6 +345,44 @@ sbuf_xml_text(struct sbuf *sb, const char *s)
 	}
 }
 
+/*
+ * The length of the printable character at s (n bytes left): 1 for
+ * printable ASCII and space, 2-4 for a valid UTF-8 sequence of a character
+ * that is not a C1 control (mos_utf8_seq); 0 otherwise (C0 controls, DEL,
+ * C1 controls, invalid UTF-8).
+ */
+size_t
+util_printable(const char *s, size_t n)
+{
+	const unsigned char	*p = (const unsigned char *)s;
+	size_t			 len;
+
+	if (n == 0)
+		return 0;
+	if (p[0] < 0x80)
+		return p[0] >= 0x20 && p[0] != 0x7f ? 1 : 0;
+	if ((len = mos_utf8_seq(s, n)) == 0 || (p[0] == 0xc2 && p[1] < 0xa0))
+		return 0;
+	return len;
+}
+
+/* Append s with every byte util_printable() refuses written as \xNN. */
+void
+sbuf_escape(struct sbuf *sb, const char *s, size_t n)
+{
+	size_t	i = 0, k;
+
+	while (i < n) {
+		if ((k = util_printable(s + i, n - i)) > 0) {
+			sbuf_add(sb, s + i, k);
+			i += k;
+		} else
+			sbuf_printf(sb, "\\x%02x", (unsigned char)s[i++]);
+	}
+	if (sb->s == NULL)
+		sbuf_puts(sb, "");
+}
+
 /* Free the buffer; the struct can be used again. */
 void
 sbuf_free(struct sbuf *sb)

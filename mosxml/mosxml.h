@@ -110,6 +110,11 @@ void	 mos_framer_stats(const struct mos_framer *, struct mos_framer_stats *);
 
 struct mos_buf;
 /*
+ * The length in bytes of the valid UTF-8 sequence at s, n bytes left: 1-4,
+ * or 0 (bad or overlong sequence, surrogate, U+FFFE/U+FFFF, cut short).
+ */
+size_t	 mos_utf8_seq(const char *s, size_t n);
+/*
  * Re-encode text between MOS_ENC_UTF8 and MOS_ENC_UTF16BE (no BOM), appending
  * to out. Returns 0, or -1 on invalid input (bad UTF-8, lone surrogate, odd
  * UTF-16 length: errbuf names the offset) or OOM; nothing is appended then.

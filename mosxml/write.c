@@ -161,6 +161,15 @@ mos_utf8_valid(const char *s, size_t len)
 	return (size_t)(p - (const uint8_t *)s);
 }
 
+/* The length of the valid UTF-8 sequence at s (n bytes left): 1-4, or 0. */
+size_t
+mos_utf8_seq(const char *s, size_t n)
+{
+	const uint8_t	*p = (const uint8_t *)s;
+
+	return n == 0 ? 0 : utf8_seq(p, p + n);
+}
+
 /* Check UTF-8 text (see mos_utf8_valid). 0 or -1. */
 int
 mos_utf8_check(const char *s, size_t len)

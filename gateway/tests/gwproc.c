@@ -275,8 +275,12 @@ gwproc_write_config(struct gwproc *gp)
 	gwproc_kv(f, x, "path", "%s", gp->db);
 	gwproc_kv(f, x, "synchronous", "full");
 	gwproc_extra(f, x);
+	x = o->log_extra;
 	fprintf(f, "\n[log]\nlevel = %s\ntarget = %s\n",
 	    o->log_level != NULL ? o->log_level : "debug", gp->log);
+	/* suites wait for particular lines: no rate limit unless asked */
+	gwproc_kv(f, x, "rate_burst", "0");
+	gwproc_extra(f, x);
 	for (i = 0; i < o->nncs; i++)
 		gwproc_write_ncs(f, &o->ncs[i], i);
 	if (fclose(f) != 0) {

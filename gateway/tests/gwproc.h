@@ -46,6 +46,7 @@ struct gwproc_opts {
 	const char	*gateway_extra;
 	const char	*database_extra;	/* lines for [database] */
 	const char	*log_level;	/* NULL = "debug" */
+	const char	*log_extra;	/* lines for [log]; rate_burst = 0 */
 	struct gwproc_ncs ncs[GWPROC_MAX_NCS];
 	size_t		 nncs;
 };

@@ -200,6 +200,38 @@ test_errors_with_lines(void **state)
 	free(errs);
 }
 
+/*
+ * Strings hold no control characters or bytes that are not UTF-8, and the
+ * messages show such bytes as \xNN: they are printable whatever the file.
+ */
+static void
+test_errors_printable(void **state)
+{
+	struct gw_config	*cfg;
+	char			*errs, *p;
+
+	(void)state;
+	errs = must_fail(
+	    "[gateway]\n"
+	    "mos_id = gw\x1b[2J\n"
+	    "model = caf\xc3\xa9 \xff\n"
+	    "k\x01\x7f = v\n"
+	    "[ncs.x]\n"
+	    "ncs_id = X\n"
+	    "host = h\n");
+	assert_non_null(strstr(errs, "t.ini:2: mos_id = 'gw\\x1b[2J': a "
+	    "control character or invalid UTF-8 at byte 2"));
+	assert_non_null(strstr(errs, "t.ini:3: model = 'caf\xc3\xa9 \\xff'"));
+	assert_non_null(strstr(errs, "t.ini:4: unknown key 'k\\x01\\x7f'"));
+	for (p = errs; *p != '\0'; p++)
+		assert_true(*p == '\n' || (unsigned char)*p >= 0x20);
+	free(errs);
+	cfg = gwunit_config("[gateway]\nmos_id = gw\nmodel = Caf\xc3\xa9 "
+	    "\xe2\x80\x94 \xf0\x9f\x8e\xac\n[ncs.x]\nncs_id = X\nhost = h\n");
+	assert_non_null(cfg);
+	config_free(cfg);
+}
+
 /* Required keys, duplicates, cross-checks. */
 static void
 test_missing_and_cross_checks(void **state)
@@ -405,6 +437,7 @@ main(void)
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_errors_with_lines),
+		cmocka_unit_test(test_errors_printable),
 		cmocka_unit_test(test_missing_and_cross_checks),
 		cmocka_unit_test(test_long_line),
 		cmocka_unit_test(test_file),
