@@ -285,15 +285,66 @@ catalog_fill_obj(struct mos_msg *m, struct mos_obj *o,
 	return 0;
 }
 
-/* A mosObj message for a row (the caller sets the envelope). */
+/* One verbatim-XML field checked on its own; 0, or -1 with *err. */
+static int
+catalog_fragment(const char *what, const char *elem, const char *s,
+    char **err)
+{
+	char	msg[256];
+
+	if (s == NULL || mos_fragment_check(elem, s, strlen(s), MOS_STRICT,
+	    NULL, msg, sizeof msg) == 0)
+		return 0;
+	if (err != NULL)
+		xasprintf(err, "%s%s", what, msg);
+	return -1;
+}
+
+/*
+ * Check the verbatim-XML fields of an asset (abstract, description, the
+ * metadata payloads) each as the content of its own element: none may
+ * close its element or add siblings to the mosObj.
+ */
+int
+catalog_check_xml(const struct catalog_asset *a, char **err)
+{
+	char	what[64];
+	size_t	i;
+
+	if (catalog_fragment("", "mosAbstract", a->abstract, err) == -1 ||
+	    catalog_fragment("", "description", a->description, err) == -1)
+		return -1;
+	for (i = 0; i < a->nmeta; i++) {
+		snprintf(what, sizeof what, "metadata %zu: ", i + 1);
+		if (catalog_fragment(what, "mosPayload", a->meta[i].payload,
+		    err) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * A mosObj message for a row (the caller sets the envelope). Every mosObj
+ * built from the catalog comes from here, so a row stored by a version
+ * that did not check its fragments is refused here too, never sent.
+ */
 struct mos_msg *
-catalog_mos_obj(const struct catalog_asset *a, const char *status)
+catalog_mos_obj(const struct catalog_asset *a, const char *status,
+    char **err)
 {
 	struct mos_msg	*m;
 
-	if ((m = mos_msg_new(MOS_T_MOS_OBJ)) == NULL)
+	if (catalog_check_xml(a, err) != 0)
 		return NULL;
+	if ((m = mos_msg_new(MOS_T_MOS_OBJ)) == NULL) {
+		if (err != NULL)
+			xasprintf(err, "out of memory");
+		return NULL;
+	}
 	if (catalog_fill_obj(m, &m->u.mos_obj, a, status) != 0) {
+		if (err != NULL)
+			xasprintf(err, "objTB '%s' is not a decimal number",
+			    a->tb != NULL ? a->tb : "");
 		mos_msg_free(m);
 		return NULL;
 	}
@@ -365,46 +416,9 @@ catalog_check_fields(const struct catalog_asset *a)
 	return NULL;
 }
 
-/* One verbatim-XML field checked on its own; 0, or -1 with *err. */
-static int
-catalog_fragment(const char *what, const char *elem, const char *s,
-    char **err)
-{
-	char	msg[256];
-
-	if (s == NULL || mos_fragment_check(elem, s, strlen(s), MOS_STRICT,
-	    NULL, msg, sizeof msg) == 0)
-		return 0;
-	xasprintf(err, "%s%s", what, msg);
-	return -1;
-}
-
 /*
- * Check the verbatim-XML fields of an asset (abstract, description, the
- * metadata payloads) each as the content of its own element: none may
- * close its element or add siblings to the mosObj.
- */
-int
-catalog_check_xml(const struct catalog_asset *a, char **err)
-{
-	char	what[64];
-	size_t	i;
-
-	if (catalog_fragment("", "mosAbstract", a->abstract, err) == -1 ||
-	    catalog_fragment("", "description", a->description, err) == -1)
-		return -1;
-	for (i = 0; i < a->nmeta; i++) {
-		snprintf(what, sizeof what, "metadata %zu: ", i + 1);
-		if (catalog_fragment(what, "mosPayload", a->meta[i].payload,
-		    err) == -1)
-			return -1;
-	}
-	return 0;
-}
-
-/*
- * Check an asset: the fields, the verbatim-XML fields on their own, then a
- * mosObj written from it must parse again.
+ * Check an asset: the fields, then the mosObj built from it (which checks
+ * the verbatim-XML fields on their own) must write and parse again.
  */
 int
 catalog_validate(const struct catalog_asset *in, char **err)
@@ -420,14 +434,10 @@ catalog_validate(const struct catalog_asset *in, char **err)
 		xasprintf(err, "%s", why);
 		return QUEUE_EINVAL;
 	}
-	if (catalog_check_xml(in, err) != 0)
-		return QUEUE_EINVAL;
 	a.rev = 1;
 	a.created_by = in->created_by != NULL ? in->created_by : in->changed_by;
-	if ((m = catalog_mos_obj(&a, "NEW")) == NULL) {
-		xasprintf(err, "cannot build a mosObj from this asset");
+	if ((m = catalog_mos_obj(&a, "NEW", err)) == NULL)
 		return QUEUE_EINVAL;
-	}
 	m->mos_id = "check";
 	m->ncs_id = "check";
 	m->has_message_id = true;

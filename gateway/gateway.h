@@ -492,7 +492,8 @@ struct catalog_asset {
 int	 catalog_validate(const struct catalog_asset *, char **err);
 /*
  * Check abstract, description and payloads each as the content of its own
- * element (mos_fragment_check, strict). 0, or -1 with *err naming the field.
+ * element (mos_fragment_check, strict). 0, or -1 with *err (if not NULL)
+ * naming the field.
  */
 int	 catalog_check_xml(const struct catalog_asset *, char **err);
 /*
@@ -520,9 +521,13 @@ void	 catalog_add_meta(struct catalog_asset *, const char *scope,
 /* The body of a mosObj for this row with the given status (NEW, ...). */
 int	 catalog_fill_obj(struct mos_msg *, struct mos_obj *,
 	    const struct catalog_asset *, const char *status);
-/* A whole mosObj message (envelope left empty). NULL on OOM. */
+/*
+ * A whole mosObj message (envelope left empty); NULL and *err (if not
+ * NULL) when the row cannot make one (catalog_check_xml refuses it, bad
+ * objTB, OOM). Every mosObj sent from the catalog is built here.
+ */
 struct mos_msg *catalog_mos_obj(const struct catalog_asset *,
-    const char *status);
+    const char *status, char **err);
 /* Per NCS: what was last acknowledged for an object (NULL status = never). */
 #define CATALOG_SENDING	"SENDING"	/* a NEW sent, its ACK not yet recorded */
 int	 catalog_delivery_get(struct gwdb *, const char *ncs,

@@ -43,9 +43,9 @@ profile1_req_obj(struct gw *gw, struct conn *c, struct ncs *ncs,
     const struct mos_msg *m)
 {
 	struct catalog_asset	 a;
-	struct mos_msg		*r;
+	struct mos_msg		*r = NULL;
 	const char		*obj_id = m->u.mos_req_obj.obj_id;
-	char			 text[300];
+	char			 text[300], *err = NULL;
 	int32_t			 id = m->has_message_id ? m->message_id : 0;
 	int			 rc;
 
@@ -56,9 +56,16 @@ profile1_req_obj(struct gw *gw, struct conn *c, struct ncs *ncs,
 		return;
 	}
 	rc = catalog_get(gw->db, obj_id, &a);
-	if (rc == QUEUE_OK && !a.deleted) {
-		if ((r = catalog_mos_obj(&a, a.status)) == NULL)
-			fatalx("out of memory");
+	if (rc == QUEUE_OK && !a.deleted &&
+	    (r = catalog_mos_obj(&a, a.status, &err)) == NULL) {
+		log_event(LL_ERROR, "reqobj.error", "obj=%s error=%s",
+		    log_q(obj_id), log_q(err));
+		snprintf(text, sizeof text, "Object %s cannot be sent: %s",
+		    obj_id, err);
+		dispatch_reply(c, reply_mos_ack(gw->cfg->mos_id,
+		    ncs->conf->ncs_id, id, obj_id, false, text), "nack");
+		free(err);
+	} else if (r != NULL) {
 		r->mos_id = mos_msg_strdup(r, gw->cfg->mos_id);
 		r->ncs_id = mos_msg_strdup(r, m->ncs_id != NULL ? m->ncs_id :
 		    ncs->conf->ncs_id);
@@ -100,11 +107,15 @@ listall_obj(struct evbuffer *out, const struct catalog_asset *a,
 	struct mos_buf	 b = { NULL, 0, 0 };
 	struct mos_msg	*m;
 	ssize_t		 from, to;
-	char		 err[256];
+	char		 err[256], *cause = NULL;
 	int		 rc = -1;
 
-	if ((m = catalog_mos_obj(a, a->status)) == NULL)
+	if ((m = catalog_mos_obj(a, a->status, &cause)) == NULL) {
+		log_event(LL_ERROR, "reqall.error", "obj=%s error=%s",
+		    log_q(a->obj_id), log_q(cause));
+		free(cause);
 		return -1;
+	}
 	m->mos_id = "x";
 	m->ncs_id = "x";
 	if (mos_write(m, enc, &b, err, sizeof err) == 0 &&
@@ -269,7 +280,8 @@ reqall_next_cb(evutil_socket_t fd, short ev, void *arg)
 	struct reqall		*r = arg;
 	struct catalog_asset	 a;
 	struct mos_msg		*m;
-	struct timeval		 retry = { 0, 100000 };
+	struct timeval		 retry = { 0, 100000 }, now = { 0, 0 };
+	char			*err = NULL;
 	size_t			 n = 0;
 	int			 rc;
 
@@ -290,8 +302,15 @@ reqall_next_cb(evutil_socket_t fd, short ev, void *arg)
 	}
 	free(r->cursor);
 	r->cursor = xstrdup(a.obj_id);
-	if ((m = catalog_mos_obj(&a, a.status)) == NULL)
-		fatalx("out of memory");
+	if ((m = catalog_mos_obj(&a, a.status, &err)) == NULL) {
+		/* a row that cannot be sent: say so, go on with the next */
+		log_event(LL_ERROR, "reqall.error", "ncs=%s obj=%s error=%s",
+		    r->ncs->conf->name, log_q(a.obj_id), log_q(err));
+		free(err);
+		catalog_asset_clear(&a);
+		evtimer_add(r->timer, &now);
+		return;
+	}
 	catalog_asset_clear(&a);
 	r->count++;
 	r->msg = link_msg_new(m, reqall_obj_cb, r);

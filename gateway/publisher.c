@@ -750,15 +750,11 @@ pub_prepare(struct gwdb *g, const struct pub_work *w, struct pub_job *j)
 	if ((status = catalog_delivery_status(&a, last)) == NULL) {
 		j->action = PUB_SKIP;
 		util_strlcpy(j->status, "DELETED", sizeof j->status);
-	} else if (catalog_check_xml(&a, &why) != 0) {
-		/* a row stored before the fragments were checked on entry */
+	} else if ((j->msg = catalog_mos_obj(&a, status, &why)) == NULL) {
+		/* e.g. a row stored before fragments were checked on entry */
 		j->action = PUB_FAIL;
 		snprintf(j->why, sizeof j->why, "catalog row refused: %s", why);
 		free(why);
-	} else if ((j->msg = catalog_mos_obj(&a, status)) == NULL) {
-		j->action = PUB_FAIL;
-		util_strlcpy(j->why, "cannot build the mosObj from the catalog "
-		    "row", sizeof j->why);
 	} else {
 		/*
 		 * Before an object's first delivery leaves, note in this

@@ -410,7 +410,7 @@ test_mos_obj_from_row(void **state)
 	make_asset(&a, "OBJ;1\\x", "Clip & more");
 	assert_int_equal(catalog_put(u->db, &a, NULL, NULL, &err), QUEUE_OK);
 	assert_int_equal(catalog_get(u->db, "OBJ;1\\x", &got), QUEUE_OK);
-	assert_non_null(m = catalog_mos_obj(&got, "UPDATED"));
+	assert_non_null(m = catalog_mos_obj(&got, "UPDATED", NULL));
 	m->mos_id = "gw";
 	m->ncs_id = "A";
 	m->has_message_id = true;

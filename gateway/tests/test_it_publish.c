@@ -657,7 +657,8 @@ test_injected_abstract_refused(void **state)
 /*
  * A row stored before fragments were checked on entry (written here
  * straight into the table) fails its job with the reason; the NCS never
- * gets it, and the next asset goes through.
+ * gets it, neither as a delivery nor as an answer to mosReqObj (a NACK
+ * saying why) or mosReqAll (left out), and the next asset goes through.
  */
 static void
 test_injected_row_fails(void **state)
@@ -665,6 +666,11 @@ test_injected_row_fails(void **state)
 	struct gwrig		*r = *state;
 	struct ncspeer_match	 evil = { .type = "mosObj", .obj_id = "EVIL2" };
 	struct ncspeer_match	 old = { .type = "mosObj", .obj_id = "IT-OLD" };
+	struct ncspeer_match	 list = { .type = "mosListAll",
+				    .side = NCSPEER_ACCEPTED,
+				    .port = NCSPEER_LOWER };
+	const struct ncspeer_frame *f;
+	struct mos_msg		*m;
 	struct gwdb_opts	 o;
 	struct gwdb		*g;
 	struct catalog_asset	 a;
@@ -672,6 +678,7 @@ test_injected_row_fails(void **state)
 	char			 type[] = "VIDEO", tb[] = "50", air[] = "READY";
 	char			 desc[] = "", by[] = "old";
 	char			*err = NULL, *note;
+	int			 c;
 
 	GWRIG_CHECK(r, gwproc_stop(r->gw) == 0);
 	memset(&o, 0, sizeof o);
@@ -703,6 +710,27 @@ test_injected_row_fails(void **state)
 	GWRIG_CHECK(r, wait_obj(r, "IT-NEW", 0, WAIT_MS) != NULL);
 	GWRIG_CHECK(r, gwproc_wait_jobs(r->gw, r->lane, QUEUE_DONE, 1,
 	    WAIT_MS) == 1);
+	/* asked for it: a NACK with the reason */
+	c = gwrig_dial(r, NCSPEER_LOWER);
+	GWRIG_CHECK(r, c > 0);
+	m = ncspeer_msg(r->ncs, MOS_T_MOS_REQ_OBJ);
+	m->u.mos_req_obj.obj_id = "IT-OLD";
+	f = ncspeer_request(r->ncs, c, m, WAIT_MS);
+	GWRIG_CHECK(r, f != NULL && f->msg != NULL &&
+	    f->msg->type == MOS_T_MOS_ACK &&
+	    strcmp(f->msg->u.mos_ack.status, "NACK") == 0 &&
+	    strstr(f->msg->u.mos_ack.status_description, "closes its element")
+	    != NULL);
+	/* all objects: the honest one only */
+	m = ncspeer_msg(r->ncs, MOS_T_MOS_REQ_ALL);
+	m->u.mos_req_all.has_pause = true;
+	f = ncspeer_request(r->ncs, c, m, WAIT_MS);
+	GWRIG_CHECK(r, f != NULL && f->msg != NULL &&
+	    f->msg->type == MOS_T_MOS_ACK);
+	f = ncspeer_wait(r->ncs, &list, WAIT_MS);
+	GWRIG_CHECK(r, f != NULL && f->msg != NULL &&
+	    f->msg->u.mos_list_all.mos_obj.n == 1 &&
+	    strcmp(f->msg->u.mos_list_all.mos_obj.v[0].obj_id, "IT-NEW") == 0);
 	GWRIG_CHECK(r, ncspeer_count(r->ncs, &evil) == 0);
 	GWRIG_CHECK(r, ncspeer_count(r->ncs, &old) == 0);
 }

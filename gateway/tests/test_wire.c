@@ -41,7 +41,7 @@ sample(void)
 	catalog_add_path(&a, CATALOG_PATH, "MXF", "\\\\srv\\clips\\W-1.mxf");
 	catalog_add_meta(&a, "OBJECT", "http://example.org/s", "<x>" TRAP
 	    "</x>");
-	m = catalog_mos_obj(&a, "UPDATED");
+	m = catalog_mos_obj(&a, "UPDATED", NULL);
 	catalog_asset_clear(&a);
 	assert_non_null(m);
 	m->mos_id = mos_msg_strdup(m, "mosgw.test");
