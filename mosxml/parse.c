@@ -1546,6 +1546,7 @@ mos_fragment_check(const char *elem, const char *s, size_t len,
 	struct mos_buf		 b = { NULL, 0, 0 };
 	struct pctx		 c;
 	struct frag		 f;
+	const char		*end;
 	size_t			 n, el, clen = canon != NULL ? canon->len : 0;
 	int			 rc = -1;
 
@@ -1565,6 +1566,20 @@ mos_fragment_check(const char *elem, const char *s, size_t len,
 		    "NUL character" : (unsigned char)s[n] < 0x20 ? "control "
 		    "character" : "invalid UTF-8 (or a surrogate or U+FFFE/FFFF)",
 		    n);
+		return -1;
+	}
+	/*
+	 * Plain text (no markup, no references) needs no parser to be
+	 * judged, only "]]>" is not allowed in it: a checked catalog row with
+	 * a long plain description costs a scan, not a parse.
+	 */
+	if (canon == NULL && memchr(s, '<', len) == NULL &&
+	    memchr(s, '&', len) == NULL) {
+		if ((end = memmem(s, len, "]]>", 3)) == NULL)
+			return 0;
+		snprintf(msg, msglen, "%s: not a well-formed XML fragment at "
+		    "offset %zu: Sequence ']]>' not allowed in content", elem,
+		    (size_t)(end - s));
 		return -1;
 	}
 	memset(&err, 0, sizeof err);

@@ -177,6 +177,13 @@ test_fragment_hostile(void **state)
 			fail_msg("%s \"%s\": message \"%s\" lacks \"%s\"",
 			    cases[i].elem, cases[i].in, out, cases[i].want);
 	}
+	/* plain text is judged without the parser, the same way */
+	assert_int_equal(mos_fragment_check("description", "a ]]> b", 7,
+	    MOS_STRICT, NULL, out, sizeof out), -1);
+	assert_string_equal(out, "description: not a well-formed XML fragment "
+	    "at offset 2: Sequence ']]>' not allowed in content");
+	assert_int_equal(mos_fragment_check("description", "a ] ]> b", 8,
+	    MOS_STRICT, NULL, out, sizeof out), 0);
 	/* A NUL inside the given length, and odd element names. */
 	assert_int_equal(check("mosAbstract", "a\0</mosAbstract>", 16,
 	    MOS_STRICT, out, sizeof out), -1);

@@ -133,7 +133,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static bool		 init;
 	const char		*elem;
 	enum mos_enc		 enc;
-	char			 msg[256];
+	char			 msg[256], msg2[256];
 	size_t			 n;
 	int			 rc;
 
@@ -154,6 +154,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	msg[0] = '\0';
 	rc = mos_fragment_check(elem, frag, n, MOS_STRICT, &canon, msg,
 	    sizeof msg);
+	/* without a normal form wanted (plain text skips the parser) alike */
+	if (mos_fragment_check(elem, frag, n, MOS_STRICT, NULL, msg2,
+	    sizeof msg2) != rc)
+		FUZZ_FAIL("fuzz_fragment: %s judged differently when only "
+		    "checked\n", elem);
 	if (rc != 0) {
 		if (strncmp(msg, elem, strlen(elem)) != 0 ||
 		    msg[strlen(elem)] != ':')
