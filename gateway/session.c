@@ -16,6 +16,10 @@
  * closed for a newcomer: when every one in scope is trusted, the newcomer
  * is refused. Refusals log one line a second at most, with the key to
  * change. Counting is a walk over the sessions, which max_conn bounds.
+ *
+ * Log levels: conn.accept, and conn.close of a connection that never sent
+ * a valid frame, are debug lines (20 a second at most); the first valid
+ * frame logs conn.ncs at info, and that connection's close is info too.
  */
 #include <sys/socket.h>
 
@@ -255,8 +259,9 @@ session_accept(struct gw *gw, enum gw_port port, int fd,
 	TAILQ_INSERT_TAIL(&gw->sessions, s, entry);
 	gw->nsessions++;
 	gw->nsess_port[port]++;
+	/* debug: scanners and floods stay out of an info log (conn.ncs) */
 	if (session_log_budget(&skipped))
-		log_event(LL_INFO, "conn.accept", "conn=%llu port=%s peer=%s "
+		log_event(LL_DEBUG, "conn.accept", "conn=%llu port=%s peer=%s "
 		    "suppressed=%llu", (unsigned long long)s->conn->id,
 		    gw_port_name(port), peer, (unsigned long long)skipped);
 }
@@ -269,8 +274,8 @@ session_close(struct session *s, const char *reason)
 	uint64_t	 skipped = 0;
 
 	if (s->trusted || session_log_budget(&skipped))
-		log_event(LL_INFO, "conn.close", "conn=%llu ncs=%s port=%s "
-		    "peer=%s reason=%s suppressed=%llu",
+		log_event(s->trusted ? LL_INFO : LL_DEBUG, "conn.close",
+		    "conn=%llu ncs=%s port=%s peer=%s reason=%s suppressed=%llu",
 		    (unsigned long long)s->conn->id,
 		    log_q(s->ncs != NULL ? s->ncs->conf->name : NULL),
 		    gw_port_name(s->port), s->conn->peer, log_q(reason),
