@@ -271,6 +271,17 @@ scratch_init(void)
 	scratch_ok = pthread_key_create(&scratch_key, scratch_free) == 0;
 }
 
+/* Free this thread's scratch buffers and parser context now. */
+void
+mos_thread_release(void)
+{
+	pthread_once(&scratch_once, scratch_init);
+	if (!scratch_ok)
+		return;
+	scratch_free(pthread_getspecific(scratch_key));
+	pthread_setspecific(scratch_key, NULL);
+}
+
 /* This thread's scratch buffers, or NULL. */
 struct mos_scratch *
 mos_scratch_get(void)

@@ -23,6 +23,13 @@
  * refuses everything. Call once, before any parsing thread exists. Idempotent.
  */
 void	mos_init(void);
+/*
+ * Free what the calling thread keeps between parses (its libxml2 context and
+ * scratch buffers) now rather than at thread exit; the next parse makes them
+ * again. For a thread that goes idle, and for the fuzz targets, which must
+ * end each input holding no more memory than they started with.
+ */
+void	mos_thread_release(void);
 
 /* ------------------------------------------------------------------------ */
 /* Encodings and modes                                                       */

@@ -800,6 +800,25 @@ deep_frame(struct mos_buf *b, int depth)
 }
 
 /*
+ * mos_thread_release(): the thread's kept context and buffers go, twice in
+ * a row is fine, and the next parses (good, bad, good) make them again.
+ */
+static void
+test_thread_release(void **state)
+{
+	(void)state;
+	mos_thread_release();
+	parse_good_ack(1);
+	mos_thread_release();
+	mos_thread_release();
+	parse_fail("<mos><mosID>M</mosID><ncsID>N", MOS_LENIENT, MOS_E_XML);
+	mos_thread_release();
+	parse_good_ack(2);
+	parse_good_ack(3);
+	mos_thread_release();
+}
+
+/*
  * A failed frame leaves nothing behind on the thread: the next frame
  * parses with a clean error, and a namespace of a frame is gone in the
  * next one.
@@ -967,6 +986,7 @@ main(void)
 		cmocka_unit_test(test_size_cap),
 		cmocka_unit_test(test_many_names),
 		cmocka_unit_test(test_fail_then_good),
+		cmocka_unit_test(test_thread_release),
 		cmocka_unit_test(test_threads),
 	};
 
