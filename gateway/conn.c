@@ -13,7 +13,9 @@
  *
  * The bufferevent connects and holds what could not be written at once;
  * reading is a plain read event of our own, so bytes go from the socket
- * straight into the framer.
+ * straight into the framer. A bufferevent without a socket (one of a pair)
+ * has no read event: its owner hands the bytes over with conn_input() and
+ * conn_input_end().
  */
 #include <sys/socket.h>
 
@@ -233,17 +235,38 @@ conn_read_cb(evutil_socket_t fd, short what, void *arg)
 	if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
 		return;
 	if (n <= 0) {
-		c->busy++;
 		if (n == 0)
-			conn_eof(c);
-		else
+			conn_input_end(c);
+		else {
+			c->busy++;
 			conn_fail(c, evutil_socket_error_to_string(errno));
-		conn_leave(c);
+			conn_leave(c);
+		}
 		return;
 	}
-	if (mos_framer_feed(c->fr, c->gw->rbuf, (size_t)n) != 0)
+	conn_input(c, c->gw->rbuf, (size_t)n);
+}
+
+/* Bytes received: into the framer, then a round of frames. */
+void
+conn_input(struct conn *c, const void *data, size_t len)
+{
+	if (c->dead)
+		return;
+	if (mos_framer_feed(c->fr, data, len) != 0)
 		fatalx("out of memory in the framer");
 	conn_process(c);
+}
+
+/* The peer closed its side (see conn_eof). */
+void
+conn_input_end(struct conn *c)
+{
+	if (c->dead)
+		return;
+	c->busy++;
+	conn_eof(c);
+	conn_leave(c);
 }
 
 /* Start reading the connected socket. */

@@ -905,6 +905,9 @@ void		 conn_hold(struct conn *, bool);
 void		 conn_abort(struct conn *, const char *reason);
 /* Read and handle what the peer already sent (callbacks may free it). */
 void		 conn_poll(struct conn *);
+/* Bytes from the peer, and its end, on a bufferevent without a socket. */
+void		 conn_input(struct conn *, const void *, size_t);
+void		 conn_input_end(struct conn *);
 
 /* ------------------------------------------------------------------------ */
 /* listener.c */
@@ -938,6 +941,9 @@ TAILQ_HEAD(session_list, session);
  */
 void	 session_accept(struct gw *, enum gw_port, int fd,
 	    const struct sockaddr *, const char *peer);
+/* A session on a bufferevent (accepted socket, or a pair without one). */
+struct session *session_open(struct gw *, enum gw_port, struct bufferevent *,
+	    const struct addr *, const char *peer);
 void	 session_close(struct session *, const char *reason);
 /* Log a refused connection or frame: at most one line a second. */
 void	 session_log_refusal(enum gw_port, const char *peer,

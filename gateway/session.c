@@ -198,10 +198,7 @@ session_accept(struct gw *gw, enum gw_port port, int fd,
 {
 	const struct gw_config	*cfg = gw->cfg;
 	struct bufferevent	*bev;
-	struct session		*s;
 	struct addr		 src;
-	struct timeval		 tv;
-	uint64_t		 skipped;
 	int			 one = 1;
 
 	if (gw->stopping) {
@@ -241,10 +238,26 @@ session_accept(struct gw *gw, enum gw_port port, int fd,
 		    log_q(peer));
 		return;
 	}
+	session_open(gw, port, bev, &src, peer);
+}
+
+/*
+ * A session on a bufferevent it now owns: an accepted socket, or one end of
+ * a pair fed with conn_input() (tools/fuzz/fuzz_session.c).
+ */
+struct session *
+session_open(struct gw *gw, enum gw_port port, struct bufferevent *bev,
+    const struct addr *src, const char *peer)
+{
+	const struct gw_config	*cfg = gw->cfg;
+	struct session		*s;
+	struct timeval		 tv;
+	uint64_t		 skipped;
+
 	s = xcalloc(1, sizeof *s);
 	s->gw = gw;
 	s->port = port;
-	s->src = src;
+	s->src = *src;
 	if ((s->handshake = evtimer_new(gw->base, session_handshake_cb,
 	    s)) == NULL)
 		fatalx("evtimer_new failed");
@@ -254,7 +267,7 @@ session_accept(struct gw *gw, enum gw_port port, int fd,
 	s->conn = conn_new(gw, bev, port, MOS_ENC_AUTO,
 	    (size_t)cfg->pre_handshake_frame, &session_ops, s);
 	util_strlcpy(s->conn->peer, peer, sizeof s->conn->peer);
-	s->conn->src = src;
+	s->conn->src = *src;
 	conn_set_idle(s->conn, gw_idle_ms(gw, NULL, port));
 	TAILQ_INSERT_TAIL(&gw->sessions, s, entry);
 	gw->nsessions++;
@@ -264,6 +277,7 @@ session_accept(struct gw *gw, enum gw_port port, int fd,
 		log_event(LL_DEBUG, "conn.accept", "conn=%llu port=%s peer=%s "
 		    "suppressed=%llu", (unsigned long long)s->conn->id,
 		    gw_port_name(port), peer, (unsigned long long)skipped);
+	return s;
 }
 
 /* Close a session: log once, unlink, free. */
