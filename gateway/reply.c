@@ -5,17 +5,94 @@
 
 #define REPLY_TEXT_MAX	128	/* characters: statusDescription, roStatus */
 
-/* A new message with our envelope; messageID 0 means none. */
+/*
+ * The length of the UTF-8 sequence at s that XML 1.0 can carry (no
+ * overlong form, surrogate, U+FFFE, U+FFFF or beyond U+10FFFF), 0 if none.
+ */
+static size_t
+reply_seq(const unsigned char *s)
+{
+	uint32_t	u;
+	size_t		n, i;
+
+	if (*s < 0x80)
+		return 1;
+	if (*s >= 0xc2 && *s <= 0xdf)
+		n = 2, u = *s & 0x1f;
+	else if (*s >= 0xe0 && *s <= 0xef)
+		n = 3, u = *s & 0x0f;
+	else if (*s >= 0xf0 && *s <= 0xf4)
+		n = 4, u = *s & 0x07;
+	else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		u = u << 6 | (s[i] & 0x3f);
+	}
+	if ((n == 3 && (u < 0x800 || (u >= 0xd800 && u <= 0xdfff) ||
+	    u == 0xfffe || u == 0xffff)) || (n == 4 && (u < 0x10000 ||
+	    u > 0x10ffff)))
+		return 0;
+	return n;
+}
+
+/*
+ * Copy text that may come from a broken frame so that it can be written:
+ * bytes that are not UTF-8 become U+FFFD, C0 controls a space (with ids,
+ * all but HT, LF and CR become U+FFFD). At most max characters, the last
+ * three "..." when cut. dst has room for max * 4 + 1 bytes.
+ */
+static void
+reply_clean(char *dst, const char *text, size_t max, bool id)
+{
+	const unsigned char	*s = (const unsigned char *)(text != NULL ?
+	    text : "");
+	size_t			 chars = 0, o = 0, n, total = 0, i;
+
+	for (i = 0; s[i] != '\0'; i += n, total++)
+		n = reply_seq(s + i) != 0 ? reply_seq(s + i) : 1;
+	while (*s != '\0') {
+		if (total > max && chars == max - 3) {
+			memcpy(dst + o, "...", 3);
+			o += 3;
+			break;
+		}
+		n = reply_seq(s);
+		if (n == 0 || (id && *s < 0x20 && *s != '\t' && *s != '\n' &&
+		    *s != '\r')) {
+			memcpy(dst + o, "\xef\xbf\xbd", 3);	/* U+FFFD */
+			o += 3;
+			n = 1;
+		} else if (*s < 0x20 && !id)
+			dst[o++] = ' ';
+		else {
+			memcpy(dst + o, s, n);
+			o += n;
+		}
+		s += n;
+		chars++;
+	}
+	dst[o] = '\0';
+}
+
+/*
+ * A new message with our envelope; messageID 0 means none. The ids are
+ * echoed from the request, maybe from a frame that did not parse.
+ */
 struct mos_msg *
 reply_new(enum mos_type type, const char *mos_id, const char *ncs_id,
     int32_t message_id)
 {
 	struct mos_msg	*m;
+	char		 buf[REPLY_TEXT_MAX * 4 + 1];
 
 	if ((m = mos_msg_new(type)) == NULL)
 		fatalx("out of memory");
-	m->mos_id = mos_msg_strdup(m, mos_id != NULL ? mos_id : "");
-	m->ncs_id = mos_msg_strdup(m, ncs_id != NULL ? ncs_id : "");
+	reply_clean(buf, mos_id, REPLY_TEXT_MAX, true);
+	m->mos_id = mos_msg_strdup(m, buf);
+	reply_clean(buf, ncs_id, REPLY_TEXT_MAX, true);
+	m->ncs_id = mos_msg_strdup(m, buf);
 	if (message_id > 0) {
 		m->has_message_id = true;
 		m->message_id = message_id;
@@ -24,39 +101,16 @@ reply_new(enum mos_type type, const char *mos_id, const char *ncs_id,
 }
 
 /*
- * Copy text cut to 128 characters (not bytes) at a UTF-8 boundary, with
- * "..." when cut; control characters become spaces.
+ * Copy text cut to 128 characters (not bytes), with "..." when cut; bytes
+ * that are not UTF-8 become U+FFFD, control characters spaces.
  */
 void
 reply_bound(char *dst, size_t len, const char *text)
 {
-	const unsigned char	*s = (const unsigned char *)(text != NULL ?
-	    text : "");
-	size_t			 chars = 0, o = 0, clen, total = 0, i;
+	char	buf[REPLY_TEXT_MAX * 4 + 1];
 
-	for (i = 0; s[i] != '\0'; i++)
-		total += (s[i] & 0xc0) != 0x80;
-	while (*s != '\0') {
-		clen = 1;
-		while (clen < 4 && (s[clen] & 0xc0) == 0x80)
-			clen++;
-		if ((total > REPLY_TEXT_MAX && chars == REPLY_TEXT_MAX - 3) ||
-		    o + clen + 4 > len)
-			break;
-		if (*s < 0x20)
-			dst[o++] = ' ';
-		else {
-			memcpy(dst + o, s, clen);
-			o += clen;
-		}
-		s += clen;
-		chars++;
-	}
-	if (*s != '\0' && o + 4 <= len) {
-		memcpy(dst + o, "...", 3);
-		o += 3;
-	}
-	dst[o] = '\0';
+	reply_clean(buf, text, REPLY_TEXT_MAX, false);
+	util_strlcpy(dst, buf, len);
 }
 
 /* mosAck with a bounded description. */

@@ -75,6 +75,32 @@ test_bound(void **state)
 	assert_string_equal(out, "");
 }
 
+/*
+ * A NACK to a frame that did not parse echoes what could be scanned from
+ * it: bytes that are not UTF-8 and control characters, in the ids or the
+ * text, must not stop it from being written.
+ */
+static void
+test_nack_broken_text(void **state)
+{
+	struct mos_msg	*m;
+
+	(void)state;
+	m = round_trip(reply_nack(GW_PORT_LOWER, "gw", "EN\x01PS\xff", 7,
+	    "Bad message: \xc3( \xed\xa0\x80 \xef\xbf\xbe \x02 <\xf4\x90\x80\x80>"));
+	assert_string_equal(m->ncs_id, "EN\xef\xbf\xbdPS\xef\xbf\xbd");
+	assert_string_equal(m->u.mos_ack.status_description, "Bad message: "
+	    "\xef\xbf\xbd( \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd "
+	    "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd   "
+	    "<\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd>");
+	mos_msg_free(m);
+	m = round_trip(reply_nack(GW_PORT_UPPER, "g\tw", "\x80", 8, "\xff"));
+	assert_string_equal(m->mos_id, "g\tw");
+	assert_string_equal(m->ncs_id, "\xef\xbf\xbd");
+	assert_string_equal(m->u.ro_ack.ro_status, "\xef\xbf\xbd");
+	mos_msg_free(m);
+}
+
 /* lower/query: mosAck NACK; upper: roAck with the text as roStatus. */
 static void
 test_nack_per_port(void **state)
@@ -206,6 +232,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bound),
 		cmocka_unit_test(test_nack_per_port),
+		cmocka_unit_test(test_nack_broken_text),
 		cmocka_unit_test(test_heartbeat),
 		cmocka_unit_test(test_list_mach_info),
 		cmocka_unit_test(test_answer_types),
