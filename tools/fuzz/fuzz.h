@@ -1,6 +1,7 @@
 /*
- * Shared by the fuzz targets (fuzz_frame.c, fuzz_mos.c) and by regress.c,
- * which includes both targets to replay the seeds without clang.
+ * Shared by the fuzz targets (fuzz_frame.c, fuzz_mos.c, fuzz_session.c) and
+ * by regress.c, which includes the targets to replay the seeds and corpora
+ * without clang.
  *
  * Every input starts with one configuration byte; the rest is the stream:
  *   bits 0-1  encoding: 0 UTF-16BE, 1 UTF-8, 2 and 3 AUTO
@@ -67,6 +68,25 @@ fuzz_cfg_encode(enum mos_enc enc, unsigned int caps, bool strict,
 
 	return (uint8_t)(e | (caps & 3) << 2 | (strict ? 0x10 : 0) |
 	    (chunking & 7) << 5);
+}
+
+/*
+ * The size of the next chunk for a chunking pattern: 1, 2 or 3 bytes, up to
+ * 7, 64, 4096 bytes, everything left, up to 257 bytes. rng (xorshift) is
+ * seeded by the caller from the input.
+ */
+static inline size_t
+fuzz_chunk(unsigned int pattern, uint32_t *rng, size_t left)
+{
+	static const size_t max[8] = { 1, 2, 3, 7, 64, 4096, 0, 257 };
+	size_t	m = max[pattern & 7] != 0 ? max[pattern & 7] : left;
+
+	*rng ^= *rng << 13;
+	*rng ^= *rng >> 17;
+	*rng ^= *rng << 5;
+	if ((pattern & 7) <= 2)
+		return m;
+	return 1 + *rng % m;
 }
 
 #endif /* FUZZ_H */

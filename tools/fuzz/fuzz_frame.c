@@ -92,21 +92,6 @@ ff_drain(struct mos_framer *f, const struct fuzz_cfg *c, const uint8_t *s,
 	return r;
 }
 
-/* The size of the next chunk for a chunking pattern. */
-static size_t
-ff_chunk(unsigned int pattern, uint32_t *rng, size_t left)
-{
-	static const size_t max[8] = { 1, 2, 3, 7, 64, 4096, 0, 257 };
-	size_t	m = max[pattern] != 0 ? max[pattern] : left;
-
-	*rng ^= *rng << 13;
-	*rng ^= *rng >> 17;
-	*rng ^= *rng << 5;
-	if (pattern <= 2)
-		return m;
-	return 1 + *rng % m;
-}
-
 /* Frame s whole (chunked false) or in chunks; log what came out. */
 static void
 ff_run(const struct fuzz_cfg *c, const uint8_t *s, size_t n, bool chunked,
@@ -121,10 +106,14 @@ ff_run(const struct fuzz_cfg *c, const uint8_t *s, size_t n, bool chunked,
 
 	if ((f = mos_framer_new(c->enc, &c->lim)) == NULL)
 		abort();
-	/* Fixed tiny chunks only for small inputs: keeps the fuzzer fast. */
-	pattern = n > 16384 && c->chunking <= 2 ? c->chunking + 3 : c->chunking;
+	/*
+	 * Fixed tiny chunks only for small inputs: a call per byte of a big
+	 * input finds nothing the random small chunks do not, at many times
+	 * the cost.
+	 */
+	pattern = n > 4096 && c->chunking <= 2 ? c->chunking + 3 : c->chunking;
 	while (at < n && r == MOS_FRAME_MORE) {
-		k = chunked ? ff_chunk(pattern, &rng, n - at) : n - at;
+		k = chunked ? fuzz_chunk(pattern, &rng, n - at) : n - at;
 		if (k > n - at)
 			k = n - at;
 		if (mos_framer_feed(f, s + at, k) != 0)

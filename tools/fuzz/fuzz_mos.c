@@ -8,6 +8,17 @@
 #include "tools/fuzz/fuzz.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+int	LLVMFuzzerInitialize(int *, char ***);
+
+/* Once per process. */
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	mos_init();
+	return 0;
+}
 
 /* Write m, parse the result, write again: the two writings must match. */
 static void
@@ -92,17 +103,12 @@ fm_frame(const struct mos_frame *fm, enum mos_mode mode)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static bool		 init;
 	struct fuzz_cfg		 c;
 	struct mos_framer	*f;
 	struct mos_frame	 fm;
 
 	if (size < 1 || size > FUZZ_MAX_INPUT)
 		return 0;
-	if (!init) {
-		mos_init();
-		init = true;
-	}
 	fuzz_cfg_decode(data[0], &c);
 	if ((f = mos_framer_new(c.enc, &c.lim)) == NULL ||
 	    mos_framer_feed(f, data + 1, size - 1) != 0)
@@ -110,5 +116,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	while (mos_framer_next(f, &fm) == MOS_FRAME_READY)
 		fm_frame(&fm, c.mode);
 	mos_framer_free(f);
+	mos_thread_release();	/* no memory kept from input to input */
 	return 0;
 }

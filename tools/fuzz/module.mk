@@ -1,16 +1,18 @@
-# tools/fuzz: libFuzzer targets for the framer (fuzz_frame), the parser
-# and writer (fuzz_mos) and the check of verbatim-XML fragments
-# (fuzz_fragment), and regress, the plain driver that replays their seeds
-# with the ordinary compiler in `make check`.
+# tools/fuzz: libFuzzer targets for the framer (fuzz_frame), the parser and
+# writer (fuzz_mos), the check of verbatim-XML fragments (fuzz_fragment) and
+# a whole gateway session without a socket (fuzz_session), and regress, the
+# plain driver that replays their seeds and corpora with the ordinary
+# compiler in `make check`.
 #
 # `make fuzz` builds the targets with clang-14 (libFuzzer, ASan, UBSan) into
 # $(B)/fuzz and runs each for FUZZ_TIME seconds (default 60); see
 # tools/fuzz/run.sh.
 
-FUZZ_TARGETS = fuzz_frame fuzz_mos fuzz_fragment
+FUZZ_TARGETS = fuzz_frame fuzz_mos fuzz_fragment fuzz_session
 
-$(B)/tests/fuzz_regress: $(OBJ)/tools/fuzz/regress.o $(LIB_MOSJSON) $(LIB_MOSXML)
-	$(call link,$(LIBS_JSON) $(LIBS_XML))
+$(B)/tests/fuzz_regress: $(OBJ)/tools/fuzz/regress.o $(LIB_GWCORE) $(LIB_QUEUE) \
+                         $(LIB_MOSJSON) $(LIB_MOSXML)
+	$(call link,$(LIBS_JSON) $(LIBS_GATEWAY))
 TEST_PROGS += $(B)/tests/fuzz_regress
 
 # The clang build keeps its own objects: nothing mixes with the gcc build.
@@ -20,8 +22,10 @@ FUZZ_DIR      = $(B)/fuzz
 FUZZ_SAN      = -fsanitize=address,undefined -fno-sanitize-recover=undefined \
                 -fno-omit-frame-pointer
 FUZZ_CFLAGS   = -std=c11 -D_GNU_SOURCE -I. $(filter-out -Werror,$(WARN)) \
-                $(call pc_cflags,libxml-2.0 jansson) -g -O1 $(FUZZ_SAN)
+                $(call pc_cflags,$(PKGS)) -g -O1 $(FUZZ_SAN)
 FUZZ_LIB_OBJS = $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(MOSXML_SRCS) $(MOSJSON_SRCS))
+# fuzz_session links the daemon's own sources (all but main.c) and the queue.
+FUZZ_GW_OBJS  = $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(GWCORE_SRCS) $(QUEUE_SRCS))
 FUZZ_PROGS    = $(addprefix $(FUZZ_DIR)/,$(FUZZ_TARGETS))
 
 .PHONY: fuzz-toolchain
@@ -35,7 +39,9 @@ $(FUZZ_DIR)/obj/%.o: %.c | fuzz-toolchain
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
 
 $(FUZZ_PROGS): $(FUZZ_DIR)/%: $(FUZZ_DIR)/obj/tools/fuzz/%.o $(FUZZ_LIB_OBJS)
-	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(LIBS_JSON) $(LIBS_XML)
+	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $(filter %.o,$^) \
+	    $(LIBS_JSON) $(LIBS_XML) $(if $(filter $(FUZZ_GW_OBJS),$^),$(LIBS_GATEWAY))
+$(FUZZ_DIR)/fuzz_session: $(FUZZ_GW_OBJS)
 
 fuzz: $(FUZZ_PROGS) $(B)/tests/fuzz_regress
 	@FUZZ_DIR=$(FUZZ_DIR) REGRESS=$(B)/tests/fuzz_regress $(TEST_ENV) \

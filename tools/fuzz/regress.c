@@ -1,18 +1,18 @@
 /*
- * regress: replay the fuzz seeds through both fuzz targets, built with the
- * ordinary compiler, as part of `make check` (after libxml2's testFuzzer.c:
- * each target is included here under its own name).
+ * regress: replay the fuzz seeds and corpora through the fuzz targets, built
+ * with the ordinary compiler, as part of `make check` (after libxml2's
+ * testFuzzer.c: each target is included here under its own name).
  *
  * Inputs: the .xml files of tools/fuzz/seed (our seed streams), of
  * fixtures/msg and, when present, of ../shared/mos-examples, each as
  * UTF-16BE and as UTF-8 under several configuration bytes (see fuzz.h); all
- * of them back to back as one stream; and, replayed as they are, the saved
- * reproducers (every file of tools/fuzz/seed/repro/TARGET) and the corpora
- * kept in the tree (tools/fuzz/corpus/TARGET, fuzz_fragment's inputs).
+ * of them back to back as one stream; the saved reproducers, every file of
+ * tools/fuzz/seed/repro/TARGET; and the kept corpora, every file of
+ * tools/fuzz/corpus/TARGET, both replayed as they are.
  *
  *   regress               run; ends with "N passed, N failed, N skipped"
- *   regress --corpus DIR  write those inputs into DIR/fuzz_frame/
- *                         and DIR/fuzz_mos/ (the seeds of `make fuzz`)
+ *   regress --corpus DIR  write those seed inputs into DIR/TARGET/
+ *                         (the seeds of `make fuzz`)
  */
 #define FUZZ_REGRESS
 
@@ -28,24 +28,38 @@ unsigned long	fuzz_failures;
 #include "tools/fuzz/fuzz_frame.c"
 #undef LLVMFuzzerTestOneInput
 #define LLVMFuzzerTestOneInput fuzz_mos_one
+#define LLVMFuzzerInitialize fuzz_mos_init
 #include "tools/fuzz/fuzz_mos.c"
 #undef LLVMFuzzerTestOneInput
+#undef LLVMFuzzerInitialize
+#define LLVMFuzzerTestOneInput fuzz_session_one
+#define LLVMFuzzerInitialize fuzz_session_init
+#include "tools/fuzz/fuzz_session.c"
+#undef LLVMFuzzerTestOneInput
+#undef LLVMFuzzerInitialize
 #define LLVMFuzzerTestOneInput fuzz_fragment_one
 #include "tools/fuzz/fuzz_fragment.c"
 #undef LLVMFuzzerTestOneInput
 
 typedef int	(*target_fn)(const uint8_t *, size_t);
+typedef int	(*init_fn)(int *, char ***);
 
 struct target {
 	const char	*name;
 	target_fn	 fn;
+	init_fn		 init;		/* once, before its first input */
+	bool		 ready;
 };
 
-static const struct target targets[] = {
-	{ "fuzz_frame", fuzz_frame_one },
-	{ "fuzz_mos", fuzz_mos_one },
-	{ "fuzz_fragment", fuzz_fragment_one },
+static struct target targets[] = {
+	{ "fuzz_frame", fuzz_frame_one, NULL, false },
+	{ "fuzz_mos", fuzz_mos_one, fuzz_mos_init, false },
+	{ "fuzz_session", fuzz_session_one, fuzz_session_init, false },
+	{ "fuzz_fragment", fuzz_fragment_one, NULL, false },
 };
+#define T_FRAME		(&targets[0])
+#define T_MOS		(&targets[1])
+#define T_SESSION	(&targets[2])
 
 /* fuzz_frame: (caps, chunking) pairs tried with the fixed and AUTO modes. */
 static const unsigned int frame_cfgs[][2] = {
@@ -96,9 +110,19 @@ corpus_write(const struct target *t, const char *name, const uint8_t *p,
 	written++;
 }
 
+/* Run one input through a target, initialising it first if need be. */
+static int
+run(struct target *t, const uint8_t *p, size_t n)
+{
+	if (!t->ready && t->init != NULL)
+		t->init(NULL, NULL);
+	t->ready = true;
+	return t->fn(p, n);
+}
+
 /* Run (or write) one input: cfg byte then the stream. */
 static void
-one(const struct target *t, const char *name, uint8_t cfg, const uint8_t *s,
+one(struct target *t, const char *name, uint8_t cfg, const uint8_t *s,
     size_t n)
 {
 	uint8_t	*in;
@@ -111,15 +135,23 @@ one(const struct target *t, const char *name, uint8_t cfg, const uint8_t *s,
 	if (corpus != NULL) {
 		snprintf(fname, sizeof fname, "%s.%02x", name, cfg);
 		corpus_write(t, fname, in, n + 1);
-	} else if (t->fn(in, n + 1) != 0)
+	} else if (run(t, in, n + 1) != 0)
 		fuzz_failures++;
 	free(in);
 }
 
 /*
- * Every configuration of both targets for a stream in encoding enc. A corpus
- * gets one fuzz_frame configuration per mode and one fuzz_mos one: the fuzzer
- * varies the configuration byte itself.
+ * fuzz_session configuration bytes (see fuzz_session.c): lower port whole,
+ * upper port in 7-byte chunks with the peer closing, query port in 64-byte
+ * chunks with the peer reading only at the end.
+ */
+static const uint8_t session_cfgs[] = { 6 << 2, 1 | 3 << 2 | 0x20,
+    2 | 4 << 2 | 0x40 };
+
+/*
+ * Every configuration of the targets for a stream in encoding enc. A corpus
+ * gets one fuzz_frame configuration per mode and one of each other target:
+ * the fuzzer varies the configuration byte itself.
  */
 static void
 all_cfgs(const char *name, const uint8_t *s, size_t n, enum mos_enc enc)
@@ -131,16 +163,17 @@ all_cfgs(const char *name, const uint8_t *s, size_t n, enum mos_enc enc)
 	for (m = 0; m < 2; m++)
 		for (i = 0; i < nf; i++) {
 			k = corpus != NULL ? (size_t)m + 1 : i;
-			one(&targets[0], name, fuzz_cfg_encode(m == 0 ? enc :
+			one(T_FRAME, name, fuzz_cfg_encode(m == 0 ? enc :
 			    MOS_ENC_AUTO, frame_cfgs[k][0], false,
 			    frame_cfgs[k][1]), s, n);
 		}
-	one(&targets[1], name, fuzz_cfg_encode(enc, 0, false, 0), s, n);
+	one(T_MOS, name, fuzz_cfg_encode(enc, 0, false, 0), s, n);
+	for (i = 0; i < (corpus != NULL ? 1 : nitems(session_cfgs)); i++)
+		one(T_SESSION, name, session_cfgs[i], s, n);
 	if (corpus != NULL)
 		return;
-	one(&targets[1], name, fuzz_cfg_encode(enc, 0, true, 0), s, n);
-	one(&targets[1], name, fuzz_cfg_encode(MOS_ENC_AUTO, 0, false, 0), s,
-	    n);
+	one(T_MOS, name, fuzz_cfg_encode(enc, 0, true, 0), s, n);
+	one(T_MOS, name, fuzz_cfg_encode(MOS_ENC_AUTO, 0, false, 0), s, n);
 }
 
 /* Count a group of runs as one test, named by what it replayed. */
@@ -209,12 +242,9 @@ text_inputs(const char *env, const char *fallback, const char *pattern,
 	return n;
 }
 
-/*
- * The files of each target under a directory (saved reproducers, or a
- * corpus kept in the tree), replayed as they are.
- */
+/* Every file under tools/fuzz/DIR/TARGET, replayed as it is. */
 static void
-repros(const char *dir)
+replay(const char *dir)
 {
 	const char	*top = getenv("MOSGW_TOP");
 	unsigned long	 before;
@@ -223,16 +253,15 @@ repros(const char *dir)
 	uint8_t		*p;
 	size_t		 i, j, n;
 
-	for (j = 0; j < sizeof targets / sizeof targets[0] &&
-	    corpus == NULL; j++) {
-		snprintf(pat, sizeof pat, "%s/%s/%s/*",
+	for (j = 0; j < nitems(targets) && corpus == NULL; j++) {
+		snprintf(pat, sizeof pat, "%s/tools/fuzz/%s/%s/*",
 		    top != NULL ? top : ".", dir, targets[j].name);
 		if (glob(pat, 0, NULL, &g) != 0)
 			continue;
 		for (i = 0; i < g.gl_pathc; i++) {
 			before = fuzz_failures;
 			if ((p = slurp(g.gl_pathv[i], &n)) != NULL) {
-				targets[j].fn(p, n);
+				run(&targets[j], p, n);
 				free(p);
 			} else
 				fuzz_failures++;
@@ -280,8 +309,13 @@ main(int argc, char **argv)
 	    &all16, err, sizeof err) == 0)
 		all_cfgs("all.utf16be", all16.data, all16.len, MOS_ENC_UTF16BE);
 	tally("all inputs as one stream", before);
-	repros("tools/fuzz/seed/repro");
-	repros("tools/fuzz/corpus");
+	replay("seed/repro");
+	replay("corpus");
+	if (T_SESSION->ready && fs.ndone > 0) {
+		before = fuzz_failures;
+		fs_history();		/* the check of the last inputs */
+		tally("fuzz_session: history of the last inputs", before);
+	}
 	mos_buf_free(&all8);
 	mos_buf_free(&all16);
 	if (corpus != NULL) {
