@@ -105,12 +105,38 @@ static bool	fs_obj_stored(const struct fs_req *, const struct mos_msg *,
 		    const struct mos_frame *, char *, size_t);
 static bool	fs_reqall_queued(const struct fs_req *, const struct mos_msg *,
 		    const struct mos_frame *, char *, size_t);
+static bool	fs_ro_stored(const struct fs_req *, const struct mos_msg *,
+		    const struct mos_frame *, char *, size_t);
+static bool	fs_ro_listed(const struct fs_req *, const struct mos_msg *,
+		    const struct mos_frame *, char *, size_t);
 
 static const struct fs_rule fs_rules[] = {
 	{ MOS_T_HEARTBEAT, MOS_T_HEARTBEAT, NULL, false },
 	{ MOS_T_REQ_MACH_INFO, MOS_T_LIST_MACH_INFO, NULL, false },
 	{ MOS_T_MOS_REQ_OBJ, MOS_T_MOS_OBJ, fs_obj_stored, false },
 	{ MOS_T_MOS_REQ_ALL, MOS_T_MOS_ACK, fs_reqall_queued, true },
+	/* Running orders: roAck OK once the change is committed. */
+	{ MOS_T_RO_CREATE, MOS_T_RO_ACK, fs_ro_stored, false },
+	{ MOS_T_RO_REPLACE, MOS_T_RO_ACK, fs_ro_stored, false },
+	{ MOS_T_RO_DELETE, MOS_T_RO_ACK, fs_ro_stored, false },
+	{ MOS_T_RO_METADATA_REPLACE, MOS_T_RO_ACK, fs_ro_stored, false },
+	{ MOS_T_RO_READY_TO_AIR, MOS_T_RO_ACK, fs_ro_stored, false },
+	{ MOS_T_RO_ELEMENT_ACTION, MOS_T_RO_ACK, fs_ro_stored, false },
+	{ MOS_T_RO_STORY_APPEND, MOS_T_RO_ACK, fs_ro_stored, false },
+	{ MOS_T_RO_STORY_INSERT, MOS_T_RO_ACK, fs_ro_stored, false },
+	{ MOS_T_RO_STORY_REPLACE, MOS_T_RO_ACK, fs_ro_stored, false },
+	{ MOS_T_RO_STORY_MOVE, MOS_T_RO_ACK, fs_ro_stored, false },
+	{ MOS_T_RO_STORY_SWAP, MOS_T_RO_ACK, fs_ro_stored, false },
+	{ MOS_T_RO_STORY_DELETE, MOS_T_RO_ACK, fs_ro_stored, false },
+	{ MOS_T_RO_STORY_MOVE_MULTIPLE, MOS_T_RO_ACK, fs_ro_stored, false },
+	{ MOS_T_RO_ITEM_INSERT, MOS_T_RO_ACK, fs_ro_stored, false },
+	{ MOS_T_RO_ITEM_REPLACE, MOS_T_RO_ACK, fs_ro_stored, false },
+	{ MOS_T_RO_ITEM_MOVE_MULTIPLE, MOS_T_RO_ACK, fs_ro_stored, false },
+	{ MOS_T_RO_ITEM_DELETE, MOS_T_RO_ACK, fs_ro_stored, false },
+	{ MOS_T_MOS_ITEM_REPLACE, MOS_T_RO_ACK, fs_ro_stored, false },
+	{ MOS_T_RO_STORY_SEND, MOS_T_RO_ACK, fs_ro_stored, false },
+	{ MOS_T_RO_REQ, MOS_T_RO_LIST, fs_ro_listed, false },
+	{ MOS_T_RO_REQ_ALL, MOS_T_RO_LIST_ALL, fs_ro_listed, false },
 };
 
 /* A deferred check: a positive answer and the request it answered. */
@@ -231,6 +257,116 @@ fs_reqall_queued(const struct fs_req *r, const struct mos_msg *a,
 	snprintf(why, len, "mosReqAll acknowledged, nothing queued for %s",
 	    n->conf->name);
 	return false;
+}
+
+/*
+ * Running-order changes are applied on the bookkeeping thread one after the
+ * other while their answers wait for the loop, so a later request of the
+ * session may already be committed when an answer is written: the state is
+ * then checked only for the last request of the session on that running
+ * order (on any, with ro_id NULL), where it must be exactly the request's.
+ */
+static bool
+fs_ro_last(const struct fs_req *r, const char *ro_id)
+{
+	const char	*id;
+	size_t		 i;
+
+	for (i = (size_t)(r - fs.reqs) + 1; i < fs.nreqs; i++) {
+		if (fs.reqs[i].m == NULL || !profile2_handles(fs.reqs[i].m->type))
+			continue;
+		id = rostore_ro_id(fs.reqs[i].m);
+		if (ro_id == NULL || (id != NULL && strcmp(id, ro_id) == 0))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * roAck OK to a change: for the roID the request names, the committed store
+ * holds the running order (none after roDelete).
+ */
+static bool
+fs_ro_stored(const struct fs_req *r, const struct mos_msg *a,
+    const struct mos_frame *f, char *why, size_t len)
+{
+	const char	*ro_id = rostore_ro_id(r->m);
+	struct mos_msg	*ro = NULL;
+	struct ncs	*n;
+	int		 rc;
+
+	(void)f;
+	if (ro_id == NULL || a->u.ro_ack.ro_id == NULL ||
+	    strcmp(ro_id, a->u.ro_ack.ro_id) != 0) {
+		snprintf(why, len, "roAck for roID '%s', the request names '%s'",
+		    a->u.ro_ack.ro_id != NULL ? a->u.ro_ack.ro_id : "",
+		    ro_id != NULL ? ro_id : "");
+		return false;
+	}
+	if ((n = fs_req_ncs(r)) == NULL) {
+		snprintf(why, len, "acknowledged for no NCS");
+		return false;
+	}
+	if (!fs_ro_last(r, ro_id))
+		return true;
+	rc = rostore_get(fs.view, n->conf->name, ro_id, &ro, NULL);
+	mos_msg_free(ro);
+	if (r->m->type == MOS_T_RO_DELETE ? rc == QUEUE_ENOTFOUND :
+	    rc == QUEUE_OK)
+		return true;
+	snprintf(why, len, "running order %s of %s: %s in the committed store",
+	    ro_id, n->conf->name, rc == QUEUE_OK ? "still" : rc ==
+	    QUEUE_ENOTFOUND ? "not" : queue_strerror(rc));
+	return false;
+}
+
+/*
+ * roList to roReq, roListAll to roReqAll: what the committed store holds
+ * for that NCS (that running order, as many running orders).
+ */
+static bool
+fs_ro_listed(const struct fs_req *r, const struct mos_msg *a,
+    const struct mos_frame *f, char *why, size_t len)
+{
+	struct rostore_row	*rows = NULL;
+	struct mos_msg		*ro = NULL;
+	const char		*ro_id = rostore_ro_id(r->m);
+	struct ncs		*n;
+	size_t			 nrows = 0;
+	int			 rc;
+
+	(void)f;
+	if ((n = fs_req_ncs(r)) == NULL) {
+		snprintf(why, len, "answered for no NCS");
+		return false;
+	}
+	if (r->m->type == MOS_T_RO_REQ) {
+		if (!fs_ro_last(r, ro_id != NULL ? ro_id : ""))
+			return true;
+		rc = rostore_get(fs.view, n->conf->name, ro_id != NULL ?
+		    ro_id : "", &ro, NULL);
+		mos_msg_free(ro);
+		if (rc == QUEUE_OK && a->u.ro_list.ro_id != NULL &&
+		    ro_id != NULL && strcmp(a->u.ro_list.ro_id, ro_id) == 0)
+			return true;
+		snprintf(why, len, "roList %s of %s: %s",
+		    a->u.ro_list.ro_id != NULL ? a->u.ro_list.ro_id : "",
+		    n->conf->name, rc == QUEUE_OK ? "another roID" :
+		    queue_strerror(rc));
+		return false;
+	}
+	if (!fs_ro_last(r, NULL))
+		return true;
+	if ((rc = rostore_list(fs.view, n->conf->name, &rows, &nrows)) !=
+	    QUEUE_OK || nrows != a->u.ro_list_all.ro.n) {
+		snprintf(why, len, "roListAll of %zu running orders, %zu in the "
+		    "committed store of %s (%s)", a->u.ro_list_all.ro.n, nrows,
+		    n->conf->name, queue_strerror(rc));
+		rostore_rows_free(rows, nrows);
+		return false;
+	}
+	rostore_rows_free(rows, nrows);
+	return true;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -496,17 +632,45 @@ fs_log_check(void)
 
 /*
  * Whatever an input may leave behind that the next must not see: messages
- * queued for the NCSs (their links never come up).
+ * queued for the NCSs (their links never come up), running orders (deleted
+ * as an NCS would, with roDelete).
  */
 static void
 fs_reset(void)
 {
-	struct ncs	*n;
+	struct rostore_row	*rows = NULL;
+	struct ro_result	 res;
+	struct mos_msg		*m;
+	struct ncs		*n;
+	size_t			 nrows = 0, i;
 
 	TAILQ_FOREACH(n, &fs.gw->ncs, entry) {
 		profile1_req_all_stop(n);
 		ncs_cancel_all(n);
 	}
+	for (i = 0; i < fs.nreqs; i++) {
+		if (fs.reqs[i].m != NULL && profile2_handles(fs.reqs[i].m->type))
+			break;
+	}
+	if (i == fs.nreqs)
+		return;
+	if (rostore_list(fs.view, NULL, &rows, &nrows) != QUEUE_OK)
+		abort();
+	for (i = 0; i < nrows; i++) {
+		if ((m = mos_msg_new(MOS_T_RO_DELETE)) == NULL)
+			abort();
+		m->u.ro_delete.ro_id = mos_msg_strdup(m, rows[i].ro_id);
+		memset(&res, 0, sizeof res);
+		if (rostore_apply(fs.view, rows[i].ncs, FS_MOS_ID, m, &res) !=
+		    QUEUE_OK || res.err != RO_OK) {
+			fprintf(stderr, "fuzz_session: roDelete %s: %s\n",
+			    rows[i].ro_id, res.text);
+			abort();
+		}
+		rostore_result_clear(&res, false);
+		mos_msg_free(m);
+	}
+	rostore_rows_free(rows, nrows);
 }
 
 /*
@@ -665,6 +829,10 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 		exit(1);
 	}
 	cfg->nncs = nncs;
+	for (i = 0; i < nitems(fs.gw->sig); i++) {
+		event_free(fs.gw->sig[i]);	/* libFuzzer's handlers again */
+		fs.gw->sig[i] = NULL;
+	}
 	if (gwdb_sync_ncs(fs.gw->db, cfg) != QUEUE_OK)
 		abort();
 	for (i = 0; i < cfg->nncs; i++) {
