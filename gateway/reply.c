@@ -5,36 +5,11 @@
 
 #define REPLY_TEXT_MAX	128	/* characters: statusDescription, roStatus */
 
-/*
- * The length of the UTF-8 sequence at s that XML 1.0 can carry (no
- * overlong form, surrogate, U+FFFE, U+FFFF or beyond U+10FFFF), 0 if none.
- */
+/* The length of the UTF-8 sequence at s that XML 1.0 can carry, 0 if none. */
 static size_t
 reply_seq(const unsigned char *s)
 {
-	uint32_t	u;
-	size_t		n, i;
-
-	if (*s < 0x80)
-		return 1;
-	if (*s >= 0xc2 && *s <= 0xdf)
-		n = 2, u = *s & 0x1f;
-	else if (*s >= 0xe0 && *s <= 0xef)
-		n = 3, u = *s & 0x0f;
-	else if (*s >= 0xf0 && *s <= 0xf4)
-		n = 4, u = *s & 0x07;
-	else
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		u = u << 6 | (s[i] & 0x3f);
-	}
-	if ((n == 3 && (u < 0x800 || (u >= 0xd800 && u <= 0xdfff) ||
-	    u == 0xfffe || u == 0xffff)) || (n == 4 && (u < 0x10000 ||
-	    u > 0x10ffff)))
-		return 0;
-	return n;
+	return mos_utf8_seq((const char *)s, strnlen((const char *)s, 4));
 }
 
 /*

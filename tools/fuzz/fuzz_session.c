@@ -259,6 +259,16 @@ fs_reqall_queued(const struct fs_req *r, const struct mos_msg *a,
 	return false;
 }
 
+/* Room for one more element in an array of n with room for *cap. */
+static void *
+fs_grow(void *v, size_t n, size_t *cap, size_t size)
+{
+	if (n < *cap)
+		return v;
+	*cap = *cap * 2 + 16;
+	return xreallocarray(v, *cap, size);
+}
+
 /*
  * Running-order changes are applied on the bookkeeping thread one after the
  * other while their answers wait for the loop, so a later request of the
@@ -404,11 +414,8 @@ fs_requests(const uint8_t *p, size_t n)
 			mos_msg_free(m);
 			continue;
 		}
-		if (fs.nreqs == fs.capreqs) {
-			fs.capreqs = fs.capreqs * 2 + 16;
-			fs.reqs = xreallocarray(fs.reqs, fs.capreqs,
-			    sizeof *fs.reqs);
-		}
+		fs.reqs = fs_grow(fs.reqs, fs.nreqs, &fs.capreqs,
+		    sizeof *fs.reqs);
 		fs.reqs[fs.nreqs].m = m;
 		fs.reqs[fs.nreqs].id = id;
 		fs.reqs[fs.nreqs].answered = false;
@@ -454,11 +461,8 @@ fs_positive(const struct mos_msg *a, const struct mos_frame *f)
 		if (rule->check == NULL)
 			return;
 		if (rule->deferred) {
-			if (fs.nlater == fs.caplater) {
-				fs.caplater = fs.caplater * 2 + 4;
-				fs.later = xreallocarray(fs.later, fs.caplater,
-				    sizeof *fs.later);
-			}
+			fs.later = fs_grow(fs.later, fs.nlater, &fs.caplater,
+			    sizeof *fs.later);
 			fs.later[fs.nlater].rule = rule;
 			fs.later[fs.nlater].req = i;
 			if ((fs.later[fs.nlater].answer = mos_msg_new(a->type)) ==
