@@ -17,7 +17,8 @@
  *     against the committed database (a connection of our own) at the
  *     moment the answer is written;
  *   - once flushed (every FS_CHECK_EVERY inputs, and at exit) the history
- *     holds every frame each session received.
+ *     holds every positive answer each session received (answers to
+ *     frames of no known NCS are left out of it on purpose).
  *
  * A handler that acknowledges something new (roCreate, mosObjCreate, ...)
  * needs a row in fs_rules[] saying what must be stored when it does, and,
@@ -30,6 +31,8 @@
  *   bit  6    the peer reads nothing until the end (output backpressure)
  */
 #include <sys/stat.h>
+
+#include <netinet/in.h>
 
 #include <errno.h>
 #include <unistd.h>
@@ -150,6 +153,7 @@ static struct {
 	char			 dir[256];
 	char			 db[300];
 	char			 log[300];	/* the gateway's, level error */
+	struct addr		 src;		/* of every session: 127.0.0.1 */
 	off_t			 logged;
 	struct gw		*gw;
 	struct gwdb		*view;		/* committed state only */
@@ -165,7 +169,7 @@ static struct {
 	struct fs_later		*later;
 	size_t			 nlater;
 	size_t			 caplater;
-	size_t			 answers;
+	size_t			 answers;	/* positive ones */
 	struct {
 		uint64_t	 conn;
 		size_t		 answers;
@@ -509,7 +513,6 @@ fs_answer(const struct mos_frame *f)
 	struct mos_msg		*a;
 	struct mos_error	 err;
 
-	fs.answers++;
 	if (f->enc != fs.enc)
 		FUZZ_FAIL("fuzz_session: an answer in %s on a %s session\n",
 		    mos_enc_name(f->enc), mos_enc_name(fs.enc));
@@ -528,8 +531,10 @@ fs_answer(const struct mos_frame *f)
 		    mos_type_name(a->type));
 	else if (fs_negative(a))
 		fs_negative_answer(a);
-	else
+	else {
+		fs.answers++;
 		fs_positive(a, f);
+	}
 	mos_msg_free(a);
 }
 
@@ -679,9 +684,9 @@ fs_reset(void)
 
 /*
  * Every FS_CHECK_EVERY inputs (a flush is a round trip to the bookkeeping
- * thread): flush, then the history must hold every frame each session
- * received (more when one closed with output not yet written). The rows
- * are deleted afterwards, so the file stays small.
+ * thread): flush, then the history must hold at least the positive answers
+ * each session received. The rows are deleted afterwards, so the file stays
+ * small.
  */
 static void
 fs_history(void)
@@ -713,7 +718,7 @@ fs_history(void)
 	} while (n == (size_t)flt.limit);
 	for (k = 0; k < fs.ndone; k++) {
 		if (out[k] < fs.done[k].answers)
-			FUZZ_FAIL("fuzz_session: %zu frames sent, %zu in the "
+			FUZZ_FAIL("fuzz_session: %zu positive answers sent, %zu frames in the "
 			    "history\n", fs.done[k].answers, out[k]);
 	}
 	fs.ndone = 0;
@@ -798,6 +803,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	struct gw_config	*cfg;
 	struct gwdb_opts	 o;
+	struct sockaddr_in	 sin;
 	struct ncs		*n;
 	const char		*tmp = getenv("MOSGW_TMP");	/* tests */
 	char			*text, *errs = NULL;
@@ -844,6 +850,11 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 		TAILQ_INSERT_TAIL(&fs.gw->ncs, n, entry);
 	}
 	fs_catalog();
+	memset(&sin, 0, sizeof sin);
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (addr_from_sockaddr(&fs.src, (struct sockaddr *)&sin) != 0)
+		abort();
 	memset(&o, 0, sizeof o);
 	o.path = fs.db;
 	o.busy_ms = 1000;
@@ -892,7 +903,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		bufferevent_disable(fs.pair[1], EV_READ);
 	else
 		bufferevent_enable(fs.pair[1], EV_READ);
-	fs.sess = session_open(fs.gw, ports[data[-1] & 3], fs.pair[0], "fuzz");
+	fs.sess = session_open(fs.gw, ports[data[-1] & 3], fs.pair[0], &fs.src,
+	    "127.0.0.1:0");
 	fs.conn_id = fs.sess->conn->id;
 
 	while (at < size && fs.sess != NULL) {
