@@ -188,7 +188,7 @@ fs_obj_stored(const struct fs_req *r, const struct mos_msg *a,
 	struct catalog_asset	 row;
 	struct mos_msg		*m;
 	struct mos_buf		 b = { NULL, 0, 0 };
-	char			 err[256];
+	char			 err[256], *cause = NULL;
 	bool			 ok = false;
 	int			 rc;
 
@@ -206,8 +206,13 @@ fs_obj_stored(const struct fs_req *r, const struct mos_msg *a,
 		catalog_asset_clear(&row);
 		return false;
 	}
-	if ((m = catalog_mos_obj(&row, row.status)) == NULL)
-		abort();
+	if ((m = catalog_mos_obj(&row, row.status, &cause)) == NULL) {
+		snprintf(why, len, "the committed row makes no mosObj: %s",
+		    cause != NULL ? cause : "?");
+		free(cause);
+		catalog_asset_clear(&row);
+		return false;
+	}
 	m->mos_id = a->mos_id;
 	m->ncs_id = a->ncs_id;
 	m->has_message_id = a->has_message_id;
