@@ -67,6 +67,7 @@ include mosxml/module.mk
 include queue/module.mk
 include gateway/module.mk
 include tools/module.mk
+include faults/module.mk
 include conformance/module.mk
 include bench/module.mk
 

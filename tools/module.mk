@@ -16,3 +16,15 @@ include tools/fuzz/module.mk
 
 # The Wireshark dissector, checked with tshark on fixtures/pcap/.
 TEST_SCRIPTS += tools/wireshark/test.sh
+
+# Test-only programs of the fault matrix (faults/): the chaos proxy and the
+# SQLite VFS shim, loaded into mosgw and mosctl with LD_PRELOAD. Neither is
+# installed or linked into mosgw. The shim is built without sanitizers: it
+# is preloaded ahead of everything.
+$(B)/tests/mosproxy: $(OBJ)/tools/mosproxy.o
+	$(call link,$(LIBS_EVENT))
+
+$(B)/tests/faultvfs.so: tools/faultvfs.c tools/faultvfs.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE -I. $(WARN) $(CFLAGS) -fPIC -shared \
+	    -o $@ tools/faultvfs.c $(LIBS_SQLITE) -lpthread
