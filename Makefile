@@ -133,6 +133,6 @@ clean:
 	rm -rf build bin $(CLEAN_EXTRA)
 
 help:
-	@echo "targets: all check conformance run bench asan fuzz lint install uninstall clean"
+	@echo "targets: all check conformance run bench faults soak asan valgrind fuzz lint install uninstall clean"
 
 -include $(shell find $(OBJ) -name '*.d' 2>/dev/null)

@@ -296,11 +296,12 @@ row04_truncated(struct row *row)
 		ROW_CHECK(row, gwproc_log_count(f->r->gw, mark,
 		    "event=msg.in", "message_id=50", (char *)NULL) <= 1,
 		    "the partial frame was handled");
-		row_note(row, "%s: complete frame answered, partial one "
-		    "dropped, %d framing error line(s)", k == 0 ?
-		    "frame + odd byte + FIN" : "half a frame + FIN",
-		    gwproc_log_count(f->r->gw, mark, "event=frame.error",
-		    (char *)NULL));
+		ROW_CHECK(row, gwproc_log_count(f->r->gw, mark,
+		    "event=frame.error", "stage=framing", (char *)NULL) == 1,
+		    "no framing error logged for the end of the stream");
+		row_note(row, "%s: complete frame answered, the rest "
+		    "dropped with a framing error", k == 0 ?
+		    "frame + odd byte + FIN" : "half a frame + FIN");
 	}
 	c = trusted_conn(f->r);
 	ROW_CHECK(row, c > 0, "a new connection is not served");

@@ -100,7 +100,7 @@ soak_run(int seconds, unsigned seed)
 	printf("soak: %d s, seed %u\n", seconds, seed);
 	ledger_init(&s.l, SOAK_ASSETS, "SOAK");
 	if ((s.f = frig_new(true, NULL, "backoff_base = 0.1\n"
-	    "backoff_max = 0.5\nlease = 2\n", "max_attempts = 10000\n"
+	    "backoff_max = 0.5\nlease = 2\n", "max_attempts = 1000\n"
 	    "ack_timeout = 1\nretries = 1\nreconnect_min = 0.1\n"
 	    "reconnect_max = 1\nheartbeat_interval = 1\n")) == NULL ||
 	    frig_start(s.f, NULL) != 0) {

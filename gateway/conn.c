@@ -308,18 +308,20 @@ conn_write_cb(struct bufferevent *bev, void *arg)
 static void
 conn_eof(struct conn *c)
 {
+	int	rc;
+
 	c->paused = false;
 	while (!c->dead && conn_round(c, CONN_FRAMES_PER_ROUND))
 		;
 	if (c->dead)
 		return;
-	if (mos_framer_in_frame(c->fr))
+	/* a partial frame, an odd byte, bytes that are no frame */
+	if ((rc = mos_framer_end(c->fr)) != 0)
 		log_event_rl(LL_WARN, "frame.error", conn_log_key(c),
 		    "conn=%llu ncs=%s port=%s peer=%s stage=framing error=%s "
 		    "pending=%zu", (unsigned long long)c->id,
 		    log_q(c->ncs), gw_port_name(c->port), log_q(c->peer),
-		    log_q(mos_frame_strerror(mos_framer_end(c->fr))),
-		    mos_framer_pending(c->fr));
+		    log_q(mos_frame_strerror(rc)), mos_framer_pending(c->fr));
 	evtimer_del(c->deadline);
 	if (conn_output_len(c) > 0) {
 		c->closing = true;
