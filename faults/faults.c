@@ -125,7 +125,7 @@ result_name(enum row_result r)
 	}
 }
 
-/* A cell for a Markdown table: pipes escaped. */
+/* A cell for a Markdown table: pipes and angle brackets escaped. */
 static void
 md_cell(FILE *f, const char *s)
 {
@@ -133,6 +133,10 @@ md_cell(FILE *f, const char *s)
 	for (; *s != '\0'; s++) {
 		if (*s == '|')
 			fputs("\\|", f);
+		else if (*s == '<')
+			fputs("&lt;", f);
+		else if (*s == '>')
+			fputs("&gt;", f);
 		else
 			fputc(*s, f);
 	}

@@ -227,8 +227,9 @@ row23_power_loss(struct row *row)
 	    "no write was ever undone: the simulation did nothing");
 	row_note(row, "full: %d power cuts (one inside mosctl's commit each): "
 	    "0 acknowledged changes lost; normal: %ld of %ld acknowledged "
-	    "changes lost, %ld messageIDs reused (consistent, not durable)",
-	    rounds, normal.lost + normal.missing, normal.acked,
+	    "changes gone from the database, %ld never delivered at their "
+	    "newest revision, %ld messageIDs reused (consistent, not "
+	    "durable)", rounds, normal.missing, normal.acked, normal.lost,
 	    normal.reused);
 out:
 	return;
