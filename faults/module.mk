@@ -1,8 +1,9 @@
 # faults/: the reliability matrix against the real mosgw. `make check` runs
 # its quick subset (a few seconds a row); `make faults` every row at full
 # size, with the table also written to $(B)/faults.md; `make soak
-# DURATION=S` (default 60) the long mixed run. The runner starts the chaos
-# proxy and preloads the VFS shim from its own directory.
+# DURATION=S [SEED=N]` (default 60 s, seed from the clock, printed) the long
+# mixed run. The runner starts the chaos proxy and preloads the VFS shim
+# from its own directory.
 
 FAULTS_OBJS = $(patsubst %.c,$(OBJ)/%.o,$(wildcard faults/*.c))
 FAULTS_AUX  = $(B)/tests/mosproxy $(B)/tests/faultvfs.so
@@ -20,4 +21,4 @@ faults: all $(B)/tests/faults $(FAULTS_AUX)
 
 soak: all $(B)/tests/faults $(FAULTS_AUX)
 	@mkdir -p $(B)/tmp
-	@$(TEST_ENV) $(B)/tests/faults --soak $(DURATION)
+	@$(TEST_ENV) $(B)/tests/faults --soak $(DURATION) $(if $(SEED),--seed $(SEED))
