@@ -66,6 +66,7 @@ struct proxy {
 	uint16_t	 ctl_port;
 	int		 ctl;		/* control connection */
 	char		 reply[256];	/* the last answer */
+	char		 errlog[256];	/* its stderr; removed when empty */
 };
 
 int	proxy_start(struct proxy *, uint16_t target, unsigned seed);

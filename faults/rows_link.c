@@ -247,7 +247,7 @@ early_thread(void *arg)
 	uint8_t			*d, buf[4096];
 	char			*x, txt[4096];
 	size_t			 len, tl = 0;
-	ssize_t			 n, i;
+	ssize_t			 n = -1, i;
 	int			 fd = -1;
 
 	memset(&sin, 0, sizeof sin);

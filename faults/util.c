@@ -111,7 +111,7 @@ int
 proxy_start(struct proxy *p, uint16_t target, unsigned seed)
 {
 	struct sockaddr_in	 sin;
-	char			 path[PATH_MAX], tgt[32], sd[16], errlog[PATH_MAX];
+	char			 path[PATH_MAX], tgt[32], sd[16];
 	char			 opt_t[] = "-t", opt_s[] = "-s";
 	char			*argv[] = { path, opt_t, tgt, opt_s, sd, NULL };
 	const char		*line;
@@ -122,10 +122,10 @@ proxy_start(struct proxy *p, uint16_t target, unsigned seed)
 	snprintf(path, sizeof path, "%s/mosproxy", self_dir());
 	snprintf(tgt, sizeof tgt, "127.0.0.1:%u", (unsigned)target);
 	snprintf(sd, sizeof sd, "%u", seed);
-	snprintf(errlog, sizeof errlog, "%s/mosproxy.%d.err",
+	snprintf(p->errlog, sizeof p->errlog, "%s/mosproxy.%d.err",
 	    getenv("MOSGW_TMP") != NULL ? getenv("MOSGW_TMP") : "/tmp",
 	    (int)getpid());
-	if (gwchild_start(&p->ch, NULL, argv, errlog) != 0)
+	if (gwchild_start(&p->ch, NULL, argv, p->errlog) != 0)
 		return -1;
 	if ((line = gwchild_line(&p->ch, "mosproxy listen=", F_WAIT_MS)) ==
 	    NULL || sscanf(line, "mosproxy listen=%d control=%d", &lp,
@@ -203,6 +203,8 @@ proxy_stat(struct proxy *p, const char *key)
 void
 proxy_stop(struct proxy *p)
 {
+	struct stat	st;
+
 	if (p->ctl != -1) {
 		(void)proxy_cmd(p, "quit");
 		close(p->ctl);
@@ -211,6 +213,9 @@ proxy_stop(struct proxy *p)
 	if (p->ch.pid > 0)
 		(void)gwchild_wait(&p->ch, 2000);
 	gwchild_clear(&p->ch);
+	if (p->errlog[0] != '\0' && stat(p->errlog, &st) == 0 &&
+	    st.st_size == 0)
+		unlink(p->errlog);
 }
 
 /* A rig whose links may go through proxies; not started yet. */
