@@ -522,6 +522,7 @@ ledger_init(struct ledger *l, int n, const char *prefix)
 {
 	int	i;
 
+	memset(l, 0, sizeof *l);
 	l->n = n;
 	if ((l->id = calloc((size_t)n, sizeof *l->id)) == NULL ||
 	    (l->rev = calloc((size_t)n, sizeof *l->rev)) == NULL ||
