@@ -109,6 +109,8 @@ long long	 faultvfs_power_loss(const char *db_path);
 
 /* kB of a /proc/PID/status field ("VmRSS", "VmHWM"); -1. */
 long		 proc_kb(pid_t, const char *field);
+/* Whether RSS figures mean anything in this build (not under ASan). */
+bool		 rss_meaningful(void);
 /* Open descriptors of a process; -1. */
 int		 proc_fds(pid_t);
 

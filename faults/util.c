@@ -463,6 +463,17 @@ proc_kb(pid_t pid, const char *field)
 	return v;
 }
 
+/* False under AddressSanitizer, whose allocator holds freed memory back. */
+bool
+rss_meaningful(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	return false;
+#else
+	return true;
+#endif
+}
+
 /* Entries of /proc/PID/fd. */
 int
 proc_fds(pid_t pid)
