@@ -68,8 +68,8 @@ static const struct entry rows[] = {
 	    "empty mosID", "lenient: accepted (one in flight); strict: "
 	    "not taken; no crash" },
 	{ 16, row16_dup_inbound, true, "the same inbound messageID twice, "
-	    "and again after a reconnect", "answered each time with that "
-	    "messageID; nothing stored twice" },
+	    "and again after a reconnect (mosReqObj, roCreate)", "answered "
+	    "each time with that messageID; stored once" },
 	{ 17, row17_early, true, "the NCS connects and sends while mosgw "
 	    "starts", "not listening yet, or answered correctly; nothing "
 	    "answered before the database is open" },

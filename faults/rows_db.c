@@ -39,7 +39,83 @@ struct crash_stats {
 	long		 reused;
 	bool		 integrity;
 	int64_t		 recover_ms;	/* worst restart -> idle */
+	int		 ro_acked;	/* roCreate the NCS got an roAck OK for */
+	int		 ro_missing;	/* of those, not in the database */
 };
+
+#define CRASH_MAX_RO	64
+
+/* Running orders the NCS sent; acked[i] once it got roAck OK. */
+struct ro_ledger {
+	char	id[CRASH_MAX_RO][32];
+	bool	acked[CRASH_MAX_RO];
+	int	n;
+	int	conn;
+};
+
+/*
+ * The NCS sends a roCreate on its upper connection; with wait, the roAck
+ * is awaited and recorded (a roCreate in flight when the gateway dies may
+ * or may not be stored: it was not acknowledged).
+ */
+static void
+ro_send(struct ro_ledger *rl, struct gwrig *r, const char *label, bool wait)
+{
+	const struct ncspeer_frame	*f;
+	char				 body[512], *x;
+	int				 i;
+
+	if (rl->n == CRASH_MAX_RO)
+		return;
+	if (rl->conn <= 0 || !ncspeer_conn_open(r->ncs, rl->conn))
+		rl->conn = gwrig_dial(r, NCSPEER_UPPER);
+	if (rl->conn <= 0)
+		return;
+	i = rl->n++;
+	snprintf(rl->id[i], sizeof rl->id[i], "RO-%s-%d", label, i);
+	snprintf(body, sizeof body, "<roCreate><roID>%s</roID><roSlug>Crash "
+	    "test</roSlug><story><storyID>S1</storyID><storySlug>One"
+	    "</storySlug></story><story><storyID>S2</storyID><storySlug>Two"
+	    "</storySlug></story></roCreate>", rl->id[i]);
+	x = frame_xml(5000 + i, body);
+	if (ncspeer_send_xml(r->ncs, rl->conn, x) == 0 && wait &&
+	    (f = reply_on(r, rl->conn, 5000 + i, F_WAIT_MS)) != NULL &&
+	    f->msg != NULL && f->msg->type == MOS_T_RO_ACK &&
+	    f->msg->u.ro_ack.ro_status != NULL &&
+	    strcmp(f->msg->u.ro_ack.ro_status, "OK") == 0)
+		rl->acked[i] = true;
+	free(x);
+}
+
+/* Acknowledged running orders the database does not hold. */
+static int
+ro_missing(struct ro_ledger *rl, struct gwproc *gw, int *acked)
+{
+	sqlite3		*db;
+	sqlite3_stmt	*st;
+	int		 i, missing = 0;
+
+	*acked = 0;
+	if (sqlite3_open_v2(gw->db, &db, SQLITE_OPEN_READONLY, NULL) !=
+	    SQLITE_OK || sqlite3_prepare_v2(db, "SELECT count(*) FROM ro "
+	    "WHERE ro_id = ?", -1, &st, NULL) != SQLITE_OK) {
+		sqlite3_close(db);
+		return -1;
+	}
+	for (i = 0; i < rl->n; i++) {
+		if (!rl->acked[i])
+			continue;
+		(*acked)++;
+		sqlite3_reset(st);
+		sqlite3_bind_text(st, 1, rl->id[i], -1, SQLITE_STATIC);
+		if (sqlite3_step(st) != SQLITE_ROW ||
+		    sqlite3_column_int(st, 0) != 1)
+			missing++;
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return missing;
+}
 
 /* A few changes through mosctl, some deletions among them. */
 static void
@@ -87,6 +163,7 @@ crash_rounds(struct row *row, int rounds, const char *dbmode, bool power,
 {
 	struct frig		*f;
 	struct ledger		 l;
+	struct ro_ledger	 rl;
 	struct ncspeer_policy	 pol;
 	char			 dbx[256], mode[32];
 	unsigned		 seed = 4242u + (unsigned)rounds;
@@ -96,6 +173,7 @@ crash_rounds(struct row *row, int rounds, const char *dbmode, bool power,
 	int			 i, rc = -1;
 
 	memset(cs, 0, sizeof *cs);
+	memset(&rl, 0, sizeof rl);
 	ledger_init(&l, row->full ? 200 : 60, power ? "PWR" : "K9");
 	l.sync_normal = strcmp(dbmode, "normal") == 0;
 	snprintf(dbx, sizeof dbx, "%ssynchronous = %s\n", CRASH_DB, dbmode);
@@ -112,6 +190,9 @@ crash_rounds(struct row *row, int rounds, const char *dbmode, bool power,
 	for (i = 0; i < rounds; i++) {
 		seen = objs_seen(f->r->ncs);
 		crash_changes(&l, f->r->gw, 12, &seed, cs);
+		/* the NCS's running orders: one acknowledged, one in flight */
+		ro_send(&rl, f->r, dbmode, true);
+		ro_send(&rl, f->r, dbmode, false);
 		(void)ncspeer_wait_count(f->r->ncs, &(struct ncspeer_match){
 		    .type = "mosObj", .side = NCSPEER_ACCEPTED }, seen + 3,
 		    F_WAIT_MS);
@@ -124,6 +205,7 @@ crash_rounds(struct row *row, int rounds, const char *dbmode, bool power,
 			setenv("MOSGW_FAULTVFS", "powerloss", 1);
 		}
 		gwproc_kill(f->r->gw);
+		rl.conn = 0;
 		if (power) {
 			if ((u = faultvfs_power_loss(f->r->gw->db)) < 0) {
 				row_fail(row, "power loss could not be "
@@ -155,6 +237,7 @@ crash_rounds(struct row *row, int rounds, const char *dbmode, bool power,
 	if (gwproc_stop(f->r->gw) != 0)
 		row_note(row, "SIGTERM exit status not 0");
 	cs->missing = ledger_missing_in_db(&l, f->r->gw);
+	cs->ro_missing = ro_missing(&rl, f->r->gw, &cs->ro_acked);
 	cs->integrity = db_integrity_ok(f->r->gw);
 	rc = 0;
 out:
@@ -169,11 +252,11 @@ static void
 crash_fig(struct row *row, const char *label, const struct crash_stats *cs)
 {
 	row_fig(row, "%s: %d cuts, %ld acknowledged (%ld refused), %ld lost, "
-	    "%ld missing in the database, %ld duplicate mosObj, %ld "
-	    "messageIDs reused, %lld bytes undone, drain after last restart "
-	    "%.1f s, integrity %s", label, cs->rounds, cs->acked,
-	    cs->failed_puts, cs->lost,
-	    cs->missing, cs->dups, cs->reused, cs->undone,
+	    "%ld missing in the database, %d/%d roAck'd running orders "
+	    "missing, %ld duplicate mosObj, %ld messageIDs reused, %lld bytes "
+	    "undone, drain after last restart %.1f s, integrity %s", label,
+	    cs->rounds, cs->acked, cs->failed_puts, cs->lost, cs->missing,
+	    cs->ro_missing, cs->ro_acked, cs->dups, cs->reused, cs->undone,
 	    (double)cs->recover_ms / 1000, cs->integrity ? "ok" : "BAD");
 }
 
@@ -189,13 +272,16 @@ row22_kill9(struct row *row)
 	crash_fig(row, "kill -9", &cs);
 	ROW_CHECK(row, cs.lost == 0 && cs.missing == 0, "%ld acknowledged "
 	    "changes lost", cs.lost + cs.missing);
+	ROW_CHECK(row, cs.ro_acked > 0 && cs.ro_missing == 0, "%d of %d "
+	    "acknowledged running orders missing", cs.ro_missing, cs.ro_acked);
 	ROW_CHECK(row, cs.back == 0, "%ld revisions went backwards", cs.back);
 	ROW_CHECK(row, cs.unreported == 0, "%ld mosObj of changes never "
 	    "stored", cs.unreported);
 	ROW_CHECK(row, cs.integrity, "integrity_check failed");
 	row_note(row, "%d kill -9 mid-publish: every acknowledged change "
-	    "delivered at its newest revision, nothing sent that was not "
-	    "stored, integrity ok", cs.rounds);
+	    "delivered at its newest revision, every roAck'd running order "
+	    "stored, nothing sent that was not stored, integrity ok",
+	    cs.rounds);
 out:
 	return;
 }
@@ -221,16 +307,20 @@ row23_power_loss(struct row *row)
 	    "acknowledged changes lost", full.lost + full.missing);
 	ROW_CHECK(row, full.reused == 0, "full: %ld messageIDs reused",
 	    full.reused);
+	ROW_CHECK(row, full.ro_acked > 0 && full.ro_missing == 0, "full: %d "
+	    "of %d acknowledged running orders lost", full.ro_missing,
+	    full.ro_acked);
 	ROW_CHECK(row, full.integrity && normal.integrity,
 	    "integrity_check failed after a power loss");
 	ROW_CHECK(row, full.undone > 0 || normal.undone > 0,
 	    "no write was ever undone: the simulation did nothing");
 	row_note(row, "full: %d power cuts (one inside mosctl's commit each): "
-	    "0 acknowledged changes lost; normal: %ld of %ld acknowledged "
-	    "changes gone from the database, %ld never delivered at their "
-	    "newest revision, %ld messageIDs reused (consistent, not "
-	    "durable)", rounds, normal.missing, normal.acked, normal.lost,
-	    normal.reused);
+	    "0 acknowledged changes or running orders lost; normal: %ld of "
+	    "%ld acknowledged changes gone from the database, %ld never "
+	    "delivered at their newest revision, %d of %d roAck'd running "
+	    "orders gone, %ld messageIDs reused (consistent, not durable)",
+	    rounds, normal.missing, normal.acked, normal.lost,
+	    normal.ro_missing, normal.ro_acked, normal.reused);
 out:
 	return;
 }

@@ -18,6 +18,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "faults/faults.h"
 
 /* Short timers so that each row takes seconds. */
@@ -184,6 +186,26 @@ out:
 	frig_free(f);
 }
 
+/* Rows of a running order in the ro table; -1. */
+static int
+ro_rows(struct gwproc *gw, const char *ro_id)
+{
+	sqlite3		*db;
+	sqlite3_stmt	*st;
+	int		 n = -1;
+
+	if (sqlite3_open_v2(gw->db, &db, SQLITE_OPEN_READONLY, NULL) ==
+	    SQLITE_OK && sqlite3_prepare_v2(db, "SELECT count(*) FROM ro "
+	    "WHERE ro_id = ?", -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, ro_id, -1, SQLITE_STATIC);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			n = sqlite3_column_int(st, 0);
+		sqlite3_finalize(st);
+	}
+	sqlite3_close(db);
+	return n;
+}
+
 /* Row 16: the NCS repeats a messageID. */
 void
 row16_dup_inbound(struct row *row)
@@ -220,10 +242,30 @@ row16_dup_inbound(struct row *row)
 	}
 	ROW_CHECK(row, gwproc_job_count(f->r->gw, NULL, -1) == jobs0,
 	    "requests created jobs");
-	row_note(row, "same messageID twice on one connection, twice more "
-	    "and once after reconnecting: each answered (mosObj, same "
-	    "messageID); no job created (no inbound message stores "
-	    "anything)");
+	row_note(row, "mosReqObj: same messageID twice on one connection, "
+	    "twice more and once after reconnecting: each answered (mosObj, "
+	    "same messageID); no job created");
+	/* a running order resent after a lost roAck, and after a reconnect */
+	for (i = 0; i < 2; i++) {
+		c = gwrig_dial(f->r, NCSPEER_UPPER);
+		ROW_CHECK(row, c > 0, "dial failed");
+		x = frame_xml(1601, "<roCreate><roID>RO-DUP</roID><roSlug>Dup"
+		    "</roSlug><story><storyID>S1</storyID></story></roCreate>");
+		ROW_CHECK(row, ncspeer_send_xml(f->r->ncs, c, x) == 0 &&
+		    ncspeer_send_xml(f->r->ncs, c, x) == 0, "send failed");
+		free(x);
+		memset(&mt, 0, sizeof mt);
+		mt.conn = c;
+		mt.message_id = 1601;
+		mt.type = "roAck";
+		ROW_CHECK(row, ncspeer_wait_count(f->r->ncs, &mt, 2, F_WAIT_MS)
+		    == 2, "repeated roCreate not answered each time");
+		ncspeer_close(f->r->ncs, c, false);
+	}
+	ROW_CHECK(row, ro_rows(f->r->gw, "RO-DUP") == 1, "running order "
+	    "stored %d times", ro_rows(f->r->gw, "RO-DUP"));
+	row_note(row, "roCreate sent twice with one messageID, twice more "
+	    "after reconnecting: 4 roAcks, stored once");
 out:
 	frig_free(f);
 }
