@@ -512,7 +512,7 @@ row08_big(struct row *row)
 	struct frig			*f;
 	const struct ncspeer_frame	*rep;
 	char				*x;
-	size_t				 size = row->full ? 10u << 20 : 4u << 20;
+	size_t				 size = row->full ? 10u << 20 : 2u << 20;
 	long				 hwm0, hwm1, mark;
 	int				 c, c2;
 
@@ -525,8 +525,13 @@ row08_big(struct row *row)
 	ROW_CHECK(row, ncspeer_send_xml(f->r->ncs, c, x) == 0, "send failed");
 	free(x);
 	rep = reply_on(f->r, c, 900, F_DRAIN_MS);
-	ROW_CHECK(row, rep != NULL, "%zu MiB roCreate not answered",
-	    size >> 20);
+	ROW_CHECK(row, rep != NULL, "%zu MiB roCreate not answered%s",
+	    size >> 20, gwproc_log_count(f->r->gw, 0, "event=ro.noreply",
+	    (char *)NULL) > 0 && gwproc_log_count(f->r->gw, 0,
+	    "event=conn.close", "reason=idle-timeout", (char *)NULL) > 0 ?
+	    ": the gateway closed the connection for idle-timeout while it "
+	    "was still storing the running order, and dropped the roAck "
+	    "(ro.noreply)" : "");
 	hwm1 = proc_kb(f->r->gw->pid, "VmHWM");
 	row_note(row, "%zu MiB roCreate answered (%s)", size >> 20,
 	    rep->type_name);
