@@ -426,6 +426,31 @@ out:
 	ledger_free(&l);
 }
 
+/* Copy a file; 0 or -1. */
+static int
+copy_file(const char *from, const char *to)
+{
+	char	buf[65536];
+	ssize_t	n;
+	int	in, out, rc = 0;
+
+	if ((in = open(from, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	if ((out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+	    0600)) == -1) {
+		close(in);
+		return -1;
+	}
+	while ((n = read(in, buf, sizeof buf)) > 0)
+		if (write(out, buf, (size_t)n) != n)
+			rc = -1;
+	if (n < 0 || fsync(out) != 0)
+		rc = -1;
+	close(in);
+	close(out);
+	return rc;
+}
+
 /* mosctl asset put on a database file; true when it said stored. */
 static bool
 put_on(const char *db, const char *id, const char *slug, const char *desc)
@@ -461,6 +486,7 @@ count_assets(const char *path)
 static void
 tmpfs_full(struct row *row)
 {
+	struct frig	*f = NULL;
 	char	 dir[] = "/tmp/mosgw-tmpfs-XXXXXX", path[300], id[32];
 	char	 desc[16384];
 	int	 i, stored = 0, after = 0, n;
@@ -478,6 +504,13 @@ tmpfs_full(struct row *row)
 		return;
 	}
 	snprintf(path, sizeof path, "%s/full.db", dir);
+	/* mosctl never creates a database: mosgw makes one, it goes there */
+	if ((f = frig_up(row, false, NULL, NULL, NULL)) == NULL)
+		goto out;
+	if (gwproc_stop(f->r->gw) != 0 || copy_file(f->r->gw->db, path) != 0) {
+		row_fail(row, "tmpfs: could not place a database there");
+		goto out;
+	}
 	memset(desc, 'x', sizeof desc - 1);
 	desc[sizeof desc - 1] = '\0';
 	for (i = 0; i < 400; i++) {
@@ -509,6 +542,7 @@ tmpfs_full(struct row *row)
 		    "refused with an error; after making room 3/3 stored, "
 		    "%d rows = %d reported", stored, n, stored + after);
 out:
+	frig_free(f);
 	umount2(dir, MNT_DETACH);
 	rmdir(dir);
 }
