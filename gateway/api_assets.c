@@ -1,0 +1,535 @@
+/*
+ * /v1/assets: the MAM publishing changes. The body of a PUT is the body of
+ * a mosObj in the JSON schema of `mosmsg` (mosxml/json.c reads it, so the
+ * field names, types and error places are the codec's), less what mosgw
+ * owns: objID (from the path), objRev, status, created, changed. The
+ * catalog change and its delivery jobs commit in one durable transaction
+ * on the bookkeeping thread; the reply is sent from its done callback.
+ */
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/http.h>
+#include <jansson.h>
+
+#include "gateway/gateway.h"
+#include "mosxml/mosjson.h"
+
+#define ASSET_LIST_MAX		1000
+#define ASSET_LIST_DEFAULT	100
+
+static const char *const owned_keys[] = { "objID", "objRev", "status",
+    "created", "changed" };
+
+/* What a task on the bookkeeping thread needs and gives back. */
+struct asset_task {
+	struct api_req		*r;
+	struct gw		*gw;
+	struct catalog_asset	 a;		/* put: the asset */
+	char			*obj_id;
+	char			*by;
+	int			 if_match;	/* -1 = none */
+	int			 cur_rev;	/* the row's, for a 412 */
+	int			 rev;
+	char			*err;
+	json_t			*out;		/* the answer's body */
+	char			*after;		/* list */
+	size_t			 limit;
+};
+
+static void
+asset_task_free(struct asset_task *t)
+{
+	catalog_asset_clear(&t->a);
+	free(t->obj_id);
+	free(t->by);
+	free(t->err);
+	free(t->after);
+	if (t->out != NULL)
+		json_decref(t->out);
+	free(t);
+}
+
+/* A statement per NCS about one object (?1); finalize it. A queue_rc. */
+static int
+asset_stmt(struct gwdb *g, const char *sql, const char *obj_id,
+    sqlite3_stmt **st)
+{
+	int	rc;
+
+	if ((rc = sqlite3_prepare_v2(g->db, sql, -1, st, NULL)) != SQLITE_OK)
+		return gwdb_rc(rc);
+	sqlite3_bind_text(*st, 1, obj_id, -1, SQLITE_STATIC);
+	return QUEUE_OK;
+}
+
+/* New publish jobs of an object just put (inside the transaction). */
+static int
+asset_jobs(struct gwdb *g, const char *obj_id, json_t *jobs)
+{
+	sqlite3_stmt	*st;
+	const char	*lane;
+	int		 rc;
+
+	if ((rc = asset_stmt(g, "SELECT j.id, j.lane FROM ncs n JOIN "
+	    "jobs j ON j.coalesce_key = 'obj:' || ?1 || '@' || n.name AND "
+	    "j.state = 0 WHERE n.enabled = 1 AND n.publish = 1 ORDER BY "
+	    "n.name", obj_id, &st)) != QUEUE_OK)
+		return rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		lane = (const char *)sqlite3_column_text(st, 1);
+		if (strncmp(lane, CATALOG_LANE_PREFIX,
+		    strlen(CATALOG_LANE_PREFIX)) == 0)
+			lane += strlen(CATALOG_LANE_PREFIX);
+		json_array_append_new(jobs, json_pack("{s:I, s:s, s:s}",
+		    "jobId", (json_int_t)sqlite3_column_int64(st, 0), "ncs",
+		    lane, "status", "QUEUED"));
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? QUEUE_OK : gwdb_rc(rc);
+}
+
+/* Put or delete, with If-Match, in one durable transaction. */
+static int
+asset_change_run(struct gwdb *g, void *arg)
+{
+	struct asset_task	*t = arg;
+	struct catalog_asset	 cur;
+	json_t			*jobs;
+	int			 rc;
+
+	if ((rc = gwdb_durable(g, true)) != QUEUE_OK)
+		return rc;
+	if ((rc = queue_tx_begin(g->q)) != QUEUE_OK)
+		goto out;
+	t->cur_rev = 0;
+	rc = catalog_get(g, t->obj_id, &cur);
+	if (rc == QUEUE_OK) {
+		t->cur_rev = cur.deleted ? 0 : cur.rev;
+		catalog_asset_clear(&cur);
+	} else if (rc != QUEUE_ENOTFOUND)
+		goto fail;
+	if (t->if_match >= 0 && t->if_match != t->cur_rev) {
+		rc = QUEUE_ESTATE;
+		goto fail;
+	}
+	if (t->a.obj_id != NULL)
+		rc = catalog_put(g, &t->a, &t->rev, NULL, &t->err);
+	else
+		rc = catalog_delete(g, t->obj_id, t->by, &t->rev, NULL,
+		    &t->err);
+	if (rc != QUEUE_OK)
+		goto fail;
+	jobs = json_array();
+	if ((rc = asset_jobs(g, t->obj_id, jobs)) != QUEUE_OK) {
+		json_decref(jobs);
+		goto fail;
+	}
+	rc = queue_tx_commit(g->q);
+	t->out = json_pack("{s:s, s:i, s:o}", "objID", t->obj_id, "objRev",
+	    t->rev, "jobs", jobs);
+	goto out;
+fail:
+	queue_tx_rollback(g->q);
+out:
+	gwdb_durable(g, false);
+	return rc;
+}
+
+/* Back on the loop: answer, wake the publishers. */
+static void
+asset_change_done(void *arg, int rc)
+{
+	struct asset_task	*t = arg;
+	struct ncs		*n;
+
+	if (rc == QUEUE_OK) {
+		TAILQ_FOREACH(n, &t->gw->ncs, entry)
+			publisher_pump(n->pub);
+		api_reply_json(t->r, 202, t->out);
+		t->out = NULL;
+	} else if (rc == QUEUE_ESTATE)
+		api_problem(t->r, 412, "precondition-failed", "objRev "
+		    "mismatch", "If-Match", "the asset's objRev is %d, not %d",
+		    t->cur_rev, t->if_match);
+	else if (rc == QUEUE_ENOTFOUND)
+		api_problem(t->r, 404, "not-found", "No such asset", "objID",
+		    "no asset '%s' (or already deleted)", t->obj_id);
+	else if (rc == QUEUE_EINVAL)
+		api_problem(t->r, 422, "invalid-asset", "Invalid asset", NULL,
+		    "%s", t->err != NULL ? t->err : "invalid");
+	else
+		api_problem_db(t->r, rc, t->err);
+	asset_task_free(t);
+}
+
+/* If-Match: "N" or N; -1 when absent; -2 when not a number. */
+static int
+asset_if_match(struct api_req *r)
+{
+	const char	*h;
+	char		*e;
+	long		 v;
+
+	h = evhttp_find_header(evhttp_request_get_input_headers(r->req),
+	    "If-Match");
+	if (h == NULL)
+		return -1;
+	if (*h == '"')
+		h++;
+	v = strtol(h, &e, 10);
+	if (e == h || (*e != '\0' && strcmp(e, "\"") != 0) || v < 0 ||
+	    v > CATALOG_REV_MAX)
+		return -2;
+	return (int)v;
+}
+
+/* A copy of s, or NULL. */
+static char *
+asset_dup(const char *s)
+{
+	return s != NULL ? xstrdup(s) : NULL;
+}
+
+/* The mosObj body read by the codec, as a catalog asset. */
+static void
+asset_from_obj(struct catalog_asset *a, const struct mos_obj *o,
+    const char *who)
+{
+	const struct mos_obj_paths	*p = o->obj_paths;
+	char				 tb[64];
+	size_t				 i;
+
+	memset(a, 0, sizeof *a);
+	a->obj_id = xstrdup(o->obj_id);
+	a->slug = asset_dup(o->obj_slug);
+	a->type = xstrdup(o->obj_type != NULL ? o->obj_type : "VIDEO");
+	if (o->obj_tb.set) {
+		mos_dec_format(&o->obj_tb, tb, sizeof tb);
+		a->tb = xstrdup(tb);
+	} else
+		a->tb = xstrdup("50");
+	a->dur = o->has_obj_dur ? o->obj_dur : 0;
+	a->air = xstrdup(o->obj_air != NULL ? o->obj_air : "READY");
+	a->abstract = asset_dup(o->mos_abstract);
+	a->description = asset_dup(o->description);
+	a->group = asset_dup(o->obj_group);
+	a->changed_by = xstrdup(o->changed_by != NULL ? o->changed_by : who);
+	a->created_by = xstrdup(o->created_by != NULL ? o->created_by :
+	    a->changed_by);
+	for (i = 0; p != NULL && i < p->obj_path.n; i++)
+		catalog_add_path(a, CATALOG_PATH,
+		    p->obj_path.v[i].tech_description, p->obj_path.v[i].url);
+	for (i = 0; p != NULL && i < p->obj_proxy_path.n; i++)
+		catalog_add_path(a, CATALOG_PROXY,
+		    p->obj_proxy_path.v[i].tech_description,
+		    p->obj_proxy_path.v[i].url);
+	for (i = 0; p != NULL && i < p->obj_metadata_path.n; i++)
+		catalog_add_path(a, CATALOG_METADATA,
+		    p->obj_metadata_path.v[i].tech_description,
+		    p->obj_metadata_path.v[i].url);
+	for (i = 0; i < o->ext_meta.n; i++)
+		catalog_add_meta(a, o->ext_meta.v[i].mos_scope,
+		    o->ext_meta.v[i].mos_schema, o->ext_meta.v[i].mos_payload);
+}
+
+/*
+ * The field a codec error is about: "body/objPaths/objPath[0]: ..." gives
+ * "objPaths/objPath[0]", 'body: unknown key "x"' gives "x"; else "".
+ */
+static void
+asset_field(const char *err, char *field, size_t len)
+{
+	const char	*p, *q;
+
+	*field = '\0';
+	if (strncmp(err, "body/", 5) == 0 && (p = strchr(err, ':')) != NULL)
+		snprintf(field, len, "%.*s", (int)(p - err - 5), err + 5);
+	else if (strncmp(err, "body: unknown key \"", 19) == 0 &&
+	    (q = strchr(err + 19, '"')) != NULL)
+		snprintf(field, len, "%.*s", (int)(q - err - 19), err + 19);
+}
+
+/*
+ * A PUT body as a catalog asset: 0, or -1 once a 4xx has been sent.
+ */
+static int
+asset_parse(struct api_req *r, json_t *body, const char *obj_id,
+    struct catalog_asset *a)
+{
+	struct mos_msg	*m;
+	json_t		*wrap;
+	char		*text, errbuf[256], field[128], *why = NULL;
+	size_t		 i;
+
+	for (i = 0; i < nitems(owned_keys); i++) {
+		if (json_object_get(body, owned_keys[i]) != NULL) {
+			api_problem(r, 422, "invalid-asset", "Invalid asset",
+			    owned_keys[i], "%s is set by mosgw and may not be "
+			    "in the body", owned_keys[i]);
+			return -1;
+		}
+	}
+	if (!json_is_string(json_object_get(body, "objSlug"))) {
+		api_problem(r, 422, "invalid-asset", "Invalid asset",
+		    "objSlug", "objSlug (a string) is required");
+		return -1;
+	}
+	json_object_set_new(body, "objID", json_string(obj_id));
+	wrap = json_pack("{s:s, s:O}", "type", "mosObj", "body", body);
+	text = json_dumps(wrap, JSON_COMPACT);
+	json_decref(wrap);
+	if (text == NULL) {
+		api_problem(r, 422, "invalid-asset", "Invalid asset", "objID",
+		    "objID is not valid UTF-8");
+		return -1;
+	}
+	m = mos_msg_from_json(text, strlen(text), errbuf, sizeof errbuf);
+	free(text);
+	if (m == NULL) {
+		asset_field(errbuf, field, sizeof field);
+		api_problem(r, 422, "invalid-asset", "Invalid asset",
+		    *field != '\0' ? field : NULL, "%s", errbuf);
+		return -1;
+	}
+	asset_from_obj(a, &m->u.mos_obj, r->who);
+	mos_msg_free(m);
+	if (catalog_validate(a, &why) != QUEUE_OK) {
+		api_problem(r, 422, "invalid-asset", "Invalid asset", NULL,
+		    "%s", why);
+		free(why);
+		catalog_asset_clear(a);
+		return -1;
+	}
+	return 0;
+}
+
+/* Check the objID of the path. */
+static bool
+asset_id_ok(struct api_req *r)
+{
+	size_t	len = strlen(r->param[0]);
+
+	if (len <= 128)
+		return true;
+	api_problem(r, 422, "invalid-asset", "Invalid asset", "objID",
+	    "objID is %zu bytes, at most 128", len);
+	return false;
+}
+
+/* A change task with If-Match read; NULL once a 4xx has been sent. */
+static struct asset_task *
+asset_task_new(struct api_req *r)
+{
+	struct asset_task	*t;
+	int			 im;
+
+	if (!asset_id_ok(r))
+		return NULL;
+	if ((im = asset_if_match(r)) == -2) {
+		api_problem(r, 400, "bad-request", "Malformed request",
+		    "If-Match", "If-Match must be the objRev, e.g. \"3\"");
+		return NULL;
+	}
+	t = xcalloc(1, sizeof *t);
+	t->r = r;
+	t->gw = api_gw(r);
+	t->if_match = im;
+	t->obj_id = xstrdup(r->param[0]);
+	t->by = xstrdup(r->who);
+	return t;
+}
+
+/* PUT /v1/assets/{objID} */
+void
+api_asset_put(struct api_req *r)
+{
+	struct asset_task	*t;
+	json_t			*body;
+
+	if ((t = asset_task_new(r)) == NULL)
+		return;
+	if ((body = api_body_json(r)) == NULL) {
+		asset_task_free(t);
+		return;
+	}
+	if (asset_parse(r, body, t->obj_id, &t->a) != 0) {
+		json_decref(body);
+		asset_task_free(t);
+		return;
+	}
+	json_decref(body);
+	dbw_submit(t->gw->dbw, asset_change_run, asset_change_done, t);
+}
+
+/* DELETE /v1/assets/{objID} */
+void
+api_asset_delete(struct api_req *r)
+{
+	struct asset_task	*t;
+
+	if ((t = asset_task_new(r)) == NULL)
+		return;
+	dbw_submit(t->gw->dbw, asset_change_run, asset_change_done, t);
+}
+
+/* An asset as JSON: the mosObj body of the codec, deleted flag added. */
+static json_t *
+asset_json(const struct catalog_asset *a)
+{
+	struct mos_msg	*m;
+	json_t		*o, *body;
+	char		*s, *err = NULL;
+
+	if ((m = catalog_mos_obj(a, a->status, &err)) == NULL) {
+		/* A stored row that makes no mosObj: say why. */
+		o = json_pack("{s:s,s:s}", "objID", a->obj_id, "error",
+		    err != NULL ? err : "out of memory");
+		free(err);
+		return o;
+	}
+	s = mos_msg_to_json(m);
+	mos_msg_free(m);
+	o = s != NULL ? json_loads(s, 0, NULL) : NULL;
+	free(s);
+	if (o == NULL || (body = json_object_get(o, "body")) == NULL) {
+		if (o != NULL)
+			json_decref(o);
+		return json_pack("{s:s}", "objID", a->obj_id);
+	}
+	json_incref(body);
+	json_decref(o);
+	json_object_set_new(body, "deleted", json_boolean(a->deleted));
+	return body;
+}
+
+/* Delivery per NCS: what was last acknowledged, what is queued. */
+static int
+asset_delivery(struct gwdb *g, const char *obj_id, json_t *out)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	if ((rc = asset_stmt(g, "SELECT n.name, d.rev, d.status, "
+	    "d.t_ms, j.id FROM ncs n LEFT JOIN delivery d ON d.ncs = n.name "
+	    "AND d.obj_id = ?1 LEFT JOIN jobs j ON j.coalesce_key = 'obj:' || "
+	    "?1 || '@' || n.name AND j.state = 0 WHERE n.enabled = 1 ORDER BY "
+	    "n.name", obj_id, &st)) != QUEUE_OK)
+		return rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		json_array_append_new(out, json_pack("{s:s, s:o, s:o, s:o}",
+		    "ncs", (const char *)sqlite3_column_text(st, 0),
+		    "deliveredRev", sqlite3_column_type(st, 1) == SQLITE_NULL ?
+		    json_null() : json_integer(sqlite3_column_int(st, 1)),
+		    "deliveredStatus", sqlite3_column_type(st, 2) ==
+		    SQLITE_NULL ? json_null() :
+		    json_string((const char *)sqlite3_column_text(st, 2)),
+		    "pendingJobId", sqlite3_column_type(st, 4) == SQLITE_NULL ?
+		    json_null() : json_integer(sqlite3_column_int64(st, 4))));
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? QUEUE_OK : gwdb_rc(rc);
+}
+
+/* GET one asset on the bookkeeping thread. */
+static int
+asset_get_run(struct gwdb *g, void *arg)
+{
+	struct asset_task	*t = arg;
+	json_t			*d;
+	int			 rc;
+
+	if ((rc = catalog_get(g, t->obj_id, &t->a)) != QUEUE_OK)
+		return rc;
+	t->out = asset_json(&t->a);
+	d = json_array();
+	json_object_set_new(t->out, "delivery", d);
+	return asset_delivery(g, t->obj_id, d);
+}
+
+/* GET a page on the bookkeeping thread. */
+static int
+asset_list_run(struct gwdb *g, void *arg)
+{
+	struct asset_task	*t = arg;
+	struct catalog_asset	*v;
+	json_t			*items;
+	size_t			 n = 0, i;
+	int			 rc;
+
+	v = xcalloc(t->limit, sizeof *v);
+	if ((rc = catalog_list(g, t->after, false, v, t->limit, &n)) !=
+	    QUEUE_OK) {
+		free(v);
+		return rc;
+	}
+	items = json_array();
+	for (i = 0; i < n; i++) {
+		json_array_append_new(items, asset_json(&v[i]));
+		catalog_asset_clear(&v[i]);
+	}
+	t->out = json_pack("{s:o}", "assets", items);
+	if (n == t->limit && n > 0)
+		json_object_set_new(t->out, "next", json_copy(json_object_get(
+		    json_array_get(items, n - 1), "objID")));
+	free(v);
+	return QUEUE_OK;
+}
+
+/* Back on the loop: the asset or the page. */
+static void
+asset_read_done(void *arg, int rc)
+{
+	struct asset_task	*t = arg;
+
+	if (rc == QUEUE_OK) {
+		api_reply_json(t->r, 200, t->out);
+		t->out = NULL;
+	} else if (rc == QUEUE_ENOTFOUND)
+		api_problem(t->r, 404, "not-found", "No such asset", "objID",
+		    "no asset '%s'", t->obj_id);
+	else
+		api_problem_db(t->r, rc, NULL);
+	asset_task_free(t);
+}
+
+/* GET /v1/assets/{objID} */
+void
+api_asset_get(struct api_req *r)
+{
+	struct asset_task	*t;
+
+	if (!asset_id_ok(r))
+		return;
+	t = xcalloc(1, sizeof *t);
+	t->r = r;
+	t->obj_id = xstrdup(r->param[0]);
+	dbw_submit(api_gw(r)->dbw, asset_get_run, asset_read_done, t);
+}
+
+/* GET /v1/assets?after=&limit= */
+void
+api_assets_list(struct api_req *r)
+{
+	struct asset_task	*t;
+	const char		*after = api_query(r, "after");
+	const char		*lim = api_query(r, "limit");
+	char			*e;
+	long			 n = ASSET_LIST_DEFAULT;
+
+	if (lim != NULL) {
+		n = strtol(lim, &e, 10);
+		if (e == lim || *e != '\0' || n < 1 || n > ASSET_LIST_MAX) {
+			api_problem(r, 422, "invalid-parameter", "Invalid "
+			    "parameter", "limit", "limit must be 1 to %d",
+			    ASSET_LIST_MAX);
+			return;
+		}
+	}
+	t = xcalloc(1, sizeof *t);
+	t->r = r;
+	t->after = after != NULL ? xstrdup(after) : NULL;
+	t->limit = (size_t)n;
+	dbw_submit(api_gw(r)->dbw, asset_list_run, asset_read_done, t);
+}
