@@ -339,7 +339,7 @@ api_head_scan(const char *head, size_t len, int64_t *clen, bool *te)
 	char		*e;
 	long long	 n;
 
-	*clen = 0;
+	*clen = -1;
 	*te = false;
 	while (p < end && (nl = memchr(p, '\n', (size_t)(end - p))) != NULL) {
 		p = nl + 1;
@@ -354,13 +354,16 @@ api_head_scan(const char *head, size_t len, int64_t *clen, bool *te)
 			n = strtoll(v, &e, 10);
 			while (*e == ' ' || *e == '\t')
 				e++;
-			if (errno != 0 || (*e != '\r' && *e != '\n'))
-				return -1;
+			if (errno != 0 || (*e != '\r' && *e != '\n') ||
+			    *clen != -1)
+				return -1;	/* two of them: which one? */
 			*clen = n;
 		} else if (end - p > 18 && strncasecmp(p, "Transfer-Encoding:",
 		    18) == 0)
 			*te = true;
 	}
+	if (*clen == -1)
+		*clen = 0;
 	return 0;
 }
 
@@ -423,7 +426,7 @@ api_conn_input(struct evbuffer *src, struct evbuffer *dst, ev_ssize_t lim,
 		if (api_head_scan(head, hlen, &clen, &te) != 0) {
 			api_conn_reject(c, 400, "bad-request", "Malformed "
 			    "request", "Content-Length", "Content-Length is "
-			    "not a decimal number of bytes");
+			    "not one decimal number of bytes");
 			continue;
 		}
 		if (te) {

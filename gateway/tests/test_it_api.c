@@ -263,6 +263,10 @@ test_limits(void **state)
 	    &r);
 	check_problem(&r, 400, "bad-request", NULL, "Content-Length");
 	httpc_resp_clear(&r);
+	raw(state, "PUT /v1/assets/A HTTP/1.1\r\nContent-Length: 2\r\n"
+	    "Content-length: 12\r\n\r\n{}", 0, &r);
+	check_problem(&r, 400, "bad-request", "one", "Content-Length");
+	httpc_resp_clear(&r);
 
 	/* half a request: 408 after request_deadline (1 s) */
 	t0 = ncspeer_now_ms();
