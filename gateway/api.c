@@ -722,6 +722,7 @@ api_healthz(struct api_req *r)
 const struct api_route api_routes[] = {
 	{ "GET", "/healthz", API_PUBLIC, api_healthz },
 	{ "GET", "/v1/assets", API_READ, api_assets_list },
+	{ "POST", "/v1/assets:import", API_WRITE, api_assets_import },
 	{ "PUT", "/v1/assets/{objID}", API_WRITE, api_asset_put },
 	{ "GET", "/v1/assets/{objID}", API_READ, api_asset_get },
 	{ "DELETE", "/v1/assets/{objID}", API_WRITE, api_asset_delete },

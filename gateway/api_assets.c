@@ -7,9 +7,12 @@
  * on the bookkeeping thread; the reply is sent from its done callback.
  */
 #include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/buffer.h>
 #include <event2/http.h>
 #include <jansson.h>
 
@@ -18,6 +21,7 @@
 
 #define ASSET_LIST_MAX		1000
 #define ASSET_LIST_DEFAULT	100
+#define IMPORT_TX		1000	/* assets per import transaction */
 
 static const char *const owned_keys[] = { "objID", "objRev", "status",
     "created", "changed" };
@@ -137,16 +141,24 @@ out:
 	return rc;
 }
 
+/* New deliveries are queued: the publishers claim them now. */
+static void
+asset_wake(struct gw *gw)
+{
+	struct ncs	*n;
+
+	TAILQ_FOREACH(n, &gw->ncs, entry)
+		publisher_pump(n->pub);
+}
+
 /* Back on the loop: answer, wake the publishers. */
 static void
 asset_change_done(void *arg, int rc)
 {
 	struct asset_task	*t = arg;
-	struct ncs		*n;
 
 	if (rc == QUEUE_OK) {
-		TAILQ_FOREACH(n, &t->gw->ncs, entry)
-			publisher_pump(n->pub);
+		asset_wake(t->gw);
 		api_reply_json(t->r, 202, t->out);
 		t->out = NULL;
 	} else if (rc == QUEUE_ESTATE)
@@ -252,57 +264,72 @@ asset_field(const char *err, char *field, size_t len)
 }
 
 /*
- * A PUT body as a catalog asset: 0, or -1 once a 4xx has been sent.
+ * A body (the fields of a PUT) as a catalog asset: 0, or -1 with *detail
+ * (malloc'd) and the field it is about in field ("" if none).
  */
 static int
-asset_parse(struct api_req *r, json_t *body, const char *obj_id,
-    struct catalog_asset *a)
+asset_read(json_t *body, const char *obj_id, const char *who,
+    struct catalog_asset *a, char *field, size_t flen, char **detail)
 {
 	struct mos_msg	*m;
 	json_t		*wrap;
-	char		*text, errbuf[256], field[128], *why = NULL;
+	char		*text, errbuf[256];
 	size_t		 i;
 
+	*field = '\0';
 	for (i = 0; i < nitems(owned_keys); i++) {
 		if (json_object_get(body, owned_keys[i]) != NULL) {
-			api_problem(r, 422, "invalid-asset", "Invalid asset",
-			    owned_keys[i], "%s is set by mosgw and may not be "
+			snprintf(field, flen, "%s", owned_keys[i]);
+			xasprintf(detail, "%s is set by mosgw and may not be "
 			    "in the body", owned_keys[i]);
 			return -1;
 		}
 	}
 	if (!json_is_string(json_object_get(body, "objSlug"))) {
-		api_problem(r, 422, "invalid-asset", "Invalid asset",
-		    "objSlug", "objSlug (a string) is required");
+		snprintf(field, flen, "objSlug");
+		xasprintf(detail, "objSlug (a string) is required");
 		return -1;
 	}
 	json_object_set_new(body, "objID", json_string(obj_id));
 	wrap = json_pack("{s:s, s:O}", "type", "mosObj", "body", body);
 	text = json_dumps(wrap, JSON_COMPACT);
 	json_decref(wrap);
+	json_object_del(body, "objID");
 	if (text == NULL) {
-		api_problem(r, 422, "invalid-asset", "Invalid asset", "objID",
-		    "objID is not valid UTF-8");
+		snprintf(field, flen, "objID");
+		xasprintf(detail, "objID is not valid UTF-8");
 		return -1;
 	}
 	m = mos_msg_from_json(text, strlen(text), errbuf, sizeof errbuf);
 	free(text);
 	if (m == NULL) {
-		asset_field(errbuf, field, sizeof field);
-		api_problem(r, 422, "invalid-asset", "Invalid asset",
-		    *field != '\0' ? field : NULL, "%s", errbuf);
+		asset_field(errbuf, field, flen);
+		*detail = xstrdup(errbuf);
 		return -1;
 	}
-	asset_from_obj(a, &m->u.mos_obj, r->who);
+	asset_from_obj(a, &m->u.mos_obj, who);
 	mos_msg_free(m);
-	if (catalog_validate(a, &why) != QUEUE_OK) {
-		api_problem(r, 422, "invalid-asset", "Invalid asset", NULL,
-		    "%s", why);
-		free(why);
+	if (catalog_validate(a, detail) != QUEUE_OK) {
 		catalog_asset_clear(a);
 		return -1;
 	}
 	return 0;
+}
+
+/* A PUT body as a catalog asset: 0, or -1 once a 422 has been sent. */
+static int
+asset_parse(struct api_req *r, json_t *body, const char *obj_id,
+    struct catalog_asset *a)
+{
+	char	 field[128], *detail = NULL;
+
+	if (asset_read(body, obj_id, r->who, a, field, sizeof field,
+	    &detail) == 0)
+		return 0;
+	api_problem(r, 422, "invalid-asset", "Invalid asset",
+	    *field != '\0' ? field : NULL, "%s", detail);
+	free(detail);
+	return -1;
 }
 
 /* Check the objID of the path. */
@@ -532,4 +559,187 @@ api_assets_list(struct api_req *r)
 	t->after = after != NULL ? xstrdup(after) : NULL;
 	t->limit = (size_t)n;
 	dbw_submit(api_gw(r)->dbw, asset_list_run, asset_read_done, t);
+}
+
+/* ------------------------------------------------------------------------ */
+/* POST /v1/assets:import */
+
+/* One line of an import. */
+struct import_item {
+	struct catalog_asset	 a;
+	size_t			 line;
+};
+
+struct import_task {
+	struct api_req		*r;
+	struct gw		*gw;
+	struct import_item	*items;
+	size_t			 nitems;
+	json_t			*refused;	/* [{"line","detail"}] */
+	size_t			 accepted;
+};
+
+/* A line refused. */
+static void
+import_refuse(json_t *refused, size_t line, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*d;
+
+	va_start(ap, fmt);
+	if (vasprintf(&d, fmt, ap) < 0)
+		fatalx("out of memory");
+	va_end(ap);
+	json_array_append_new(refused, json_pack("{s:I, s:s}", "line",
+	    (json_int_t)line, "detail", d));
+	free(d);
+}
+
+/* The bookkeeping thread: IMPORT_TX assets per durable transaction. */
+static int
+import_run(struct gwdb *g, void *arg)
+{
+	struct import_task	*t = arg;
+	struct import_item	*it;
+	size_t			 i, j, n;
+	char			*err;
+	int			 rc = QUEUE_OK, prc;
+
+	if ((rc = gwdb_durable(g, true)) != QUEUE_OK)
+		return rc;
+	for (i = 0; rc == QUEUE_OK && i < t->nitems; i += IMPORT_TX) {
+		n = t->nitems - i < IMPORT_TX ? t->nitems - i : IMPORT_TX;
+		if ((rc = queue_tx_begin(g->q)) != QUEUE_OK)
+			break;
+		for (j = 0; j < n; j++) {
+			it = &t->items[i + j];
+			err = NULL;
+			prc = catalog_put(g, &it->a, NULL, NULL, &err);
+			if (prc == QUEUE_EINVAL) {
+				import_refuse(t->refused, it->line, "%s", err);
+				it->line = 0;
+			} else if (prc != QUEUE_OK)
+				rc = prc;
+			free(err);
+			if (rc != QUEUE_OK)
+				break;
+		}
+		if (rc != QUEUE_OK) {
+			queue_tx_rollback(g->q);
+			break;
+		}
+		if ((rc = queue_tx_commit(g->q)) != QUEUE_OK)
+			break;
+		for (j = 0; j < n; j++) {
+			if (t->items[i + j].line != 0)
+				t->accepted++;
+		}
+	}
+	gwdb_durable(g, false);
+	return rc;
+}
+
+/* Back on the loop: the counts (what committed stays committed). */
+static void
+import_done(void *arg, int rc)
+{
+	struct import_task	*t = arg;
+	size_t			 i;
+
+	if (t->accepted > 0)
+		asset_wake(t->gw);
+	if (rc == QUEUE_OK) {
+		api_reply_json(t->r, 200, json_pack("{s:I, s:O}", "accepted",
+		    (json_int_t)t->accepted, "refused", t->refused));
+	} else
+		api_problem(t->r, 503, "storage-unavailable", "Storage "
+		    "unavailable", NULL, "the database stopped the import "
+		    "after %zu assets (%s); the lines after them were not "
+		    "stored: send them again", t->accepted,
+		    queue_strerror(rc));
+	for (i = 0; i < t->nitems; i++)
+		catalog_asset_clear(&t->items[i].a);
+	free(t->items);
+	json_decref(t->refused);
+	free(t);
+}
+
+/* One NDJSON line: an asset, or a refusal. */
+static void
+import_line(struct import_task *t, struct api_req *r, const char *s,
+    size_t len, size_t line)
+{
+	struct catalog_asset	 a;
+	json_error_t		 je;
+	json_t			*o, *id;
+	char			 field[128], *detail = NULL, *obj_id;
+
+	o = json_loadb(s, len, JSON_REJECT_DUPLICATES, &je);
+	if (o == NULL || !json_is_object(o)) {
+		import_refuse(t->refused, line, "not a JSON object%s%s",
+		    o == NULL ? ": " : "", o == NULL ? je.text : "");
+		if (o != NULL)
+			json_decref(o);
+		return;
+	}
+	id = json_object_get(o, "objID");
+	if (!json_is_string(id) || json_string_length(id) == 0 ||
+	    json_string_length(id) > 128) {
+		import_refuse(t->refused, line, "objID: a string of 1 to 128 "
+		    "bytes is required");
+		json_decref(o);
+		return;
+	}
+	obj_id = xstrdup(json_string_value(id));
+	json_object_del(o, "objID");
+	if (asset_read(o, obj_id, r->who, &a, field, sizeof field, &detail) !=
+	    0) {
+		import_refuse(t->refused, line, "%s", detail);
+		free(detail);
+	} else {
+		if (t->nitems % 1024 == 0)
+			t->items = xreallocarray(t->items, t->nitems + 1024,
+			    sizeof *t->items);
+		t->items[t->nitems].a = a;
+		t->items[t->nitems++].line = line;
+	}
+	free(obj_id);
+	json_decref(o);
+}
+
+/* POST /v1/assets:import: NDJSON, one asset a line with its objID. */
+void
+api_assets_import(struct api_req *r)
+{
+	struct evbuffer		*b = evhttp_request_get_input_buffer(r->req);
+	struct import_task	*t;
+	const char		*p, *end, *nl, *ct;
+	size_t			 line = 0, len = evbuffer_get_length(b);
+
+	ct = evhttp_find_header(evhttp_request_get_input_headers(r->req),
+	    "Content-Type");
+	if (ct != NULL && strncasecmp(ct, "application/x-ndjson", 20) != 0 &&
+	    strncasecmp(ct, "application/jsonl", 17) != 0) {
+		api_problem(r, 415, "unsupported-media-type", "Unsupported "
+		    "media type", "Content-Type", "the body must be "
+		    "application/x-ndjson, not %s", ct);
+		return;
+	}
+	t = xcalloc(1, sizeof *t);
+	t->r = r;
+	t->gw = api_gw(r);
+	t->refused = json_array();
+	p = (const char *)evbuffer_pullup(b, -1);
+	end = p + len;
+	while (p != NULL && p < end) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		line++;
+		len = (size_t)((nl != NULL ? nl : end) - p);
+		if (len > 0 && p[len - 1] == '\r')
+			len--;
+		if (len > 0)
+			import_line(t, r, p, len, line);
+		p = nl != NULL ? nl + 1 : end;
+	}
+	dbw_submit(t->gw->dbw, import_run, import_done, t);
 }

@@ -1286,6 +1286,7 @@ void	 api_assets_list(struct api_req *);
 void	 api_asset_put(struct api_req *);
 void	 api_asset_get(struct api_req *);
 void	 api_asset_delete(struct api_req *);
+void	 api_assets_import(struct api_req *);	/* NDJSON */
 
 /* api_queue.c: /v1/queue */
 void	 api_queue_stats(struct api_req *);

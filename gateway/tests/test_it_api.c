@@ -44,6 +44,18 @@ setup(void **state)
 	return itutil_setup_opts(state, MOS_ENC_UTF16BE, &o);
 }
 
+/* As setup, with a body limit that takes an import of a few thousand. */
+static int
+setup_import(void **state)
+{
+	struct gwproc_opts	o;
+
+	memset(&o, 0, sizeof o);
+	o.api_tokens = tokens;
+	o.api_extra = "max_body_size = 1m\n";
+	return itutil_setup_opts(state, MOS_ENC_UTF16BE, &o);
+}
+
 static uint16_t
 api_port(void **state)
 {
@@ -228,6 +240,28 @@ raw(void **state, const char *text, size_t len, struct httpc_resp *r)
 		fail_msg("no answer to %.60s", text);
 	}
 	assert_true(httpc_closed(fd, HTTPC_TIMEOUT_MS));
+	close(fd);
+}
+
+/* POST an NDJSON body as the writer. */
+static void
+raw_import(void **state, const char *body, struct httpc_resp *r)
+{
+	char	*text;
+	int	 fd, n;
+
+	n = asprintf(&text, "POST /v1/assets:import HTTP/1.1\r\n"
+	    "Authorization: Bearer " TOK_WRITE "\r\nContent-Type: "
+	    "application/x-ndjson\r\nContent-Length: %zu\r\n\r\n%s",
+	    strlen(body), body);
+	assert_true(n > 0);
+	assert_true((fd = httpc_connect(api_port(state))) >= 0);
+	assert_int_equal(httpc_write(fd, text, (size_t)n), 0);
+	free(text);
+	if (httpc_read(fd, r, HTTPC_TIMEOUT_MS * 3) != 0) {
+		gwrig_dump(*state, "no HTTP answer", __FILE__, __LINE__);
+		fail_msg("no answer to the import");
+	}
 	close(fd);
 }
 
@@ -499,6 +533,76 @@ test_assets_bad(void **state)
 	httpc_resp_clear(&r);
 }
 
+/* POST /v1/assets:import: good lines stored, bad ones refused by number. */
+static void
+test_import(void **state)
+{
+	struct httpc_resp	 r;
+	json_t			*o, *ref;
+	char			*body, *p;
+	size_t			 i, n = 2500;
+
+	/* n good lines with a bad one at 3, 7 and 9 (line numbers from 1) */
+	body = malloc(n * 80 + 512);
+	assert_non_null(body);
+	p = body;
+	p += sprintf(p, "{\"objID\":\"IMP-0\",\"objSlug\":\"zero\"}\n");
+	p += sprintf(p, "\r\n");
+	p += sprintf(p, "{\"objID\":\"IMP-X\",\"objSlug\":7}\n");
+	p += sprintf(p, "{\"objID\":\"IMP-1\",\"objSlug\":\"one\","
+	    "\"objDur\":25}\r\n");
+	for (i = 2; i < 4; i++)
+		p += sprintf(p, "{\"objID\":\"IMP-%zu\",\"objSlug\":\"n\"}\n",
+		    i);
+	p += sprintf(p, "{\"objSlug\":\"no id\"}\n");
+	p += sprintf(p, "{\"objID\":\"IMP-4\",\"objSlug\":\"x\"}\n");
+	p += sprintf(p, "not json\n");
+	for (i = 5; i < n; i++)
+		p += sprintf(p, "{\"objID\":\"IMP-%zu\",\"objSlug\":\"n\"}\n",
+		    i);
+	raw_import(state, body, &r);
+	free(body);
+	if (r.status != 200)
+		fail_msg("import: %d %s", r.status, r.body);
+	o = body_json(&r);
+	assert_int_equal(json_integer_value(json_object_get(o, "accepted")),
+	    n);
+	ref = json_object_get(o, "refused");
+	assert_int_equal(json_array_size(ref), 3);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(ref,
+	    0), "line")), 3);
+	assert_non_null(strstr(json_string_value(json_object_get(
+	    json_array_get(ref, 0), "detail")), "objSlug"));
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(ref,
+	    1), "line")), 7);
+	assert_non_null(strstr(json_string_value(json_object_get(
+	    json_array_get(ref, 1), "detail")), "objID"));
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(ref,
+	    2), "line")), 9);
+	json_decref(o);
+	httpc_resp_clear(&r);
+
+	req(state, "GET", "/v1/assets/IMP-1", TOK_READ, NULL, NULL, &r);
+	assert_int_equal(r.status, 200);
+	o = body_json(&r);
+	assert_int_equal(json_integer_value(json_object_get(o, "objDur")), 25);
+	assert_string_equal(json_string_value(json_object_get(o,
+	    "changedBy")), "writer");
+	json_decref(o);
+	httpc_resp_clear(&r);
+	req(state, "GET", "/v1/assets/IMP-X", TOK_READ, NULL, NULL, &r);
+	check_problem(&r, 404, "not-found", NULL, NULL);
+	httpc_resp_clear(&r);
+	/* every accepted asset has its delivery job */
+	assert_true(gwproc_wait_jobs(((struct gwrig *)*state)->gw,
+	    ((struct gwrig *)*state)->lane, -1, (long)n, DEADLINE_MS) >=
+	    (long)n);
+
+	req(state, "POST", "/v1/assets:import", TOK_READ, NULL, NULL, &r);
+	check_problem(&r, 403, "forbidden", NULL, NULL);
+	httpc_resp_clear(&r);
+}
+
 int
 main(void)
 {
@@ -514,6 +618,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_assets, setup,
 		    itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_assets_bad, setup,
+		    itutil_teardown),
+		cmocka_unit_test_setup_teardown(test_import, setup_import,
 		    itutil_teardown),
 	};
 
