@@ -20,7 +20,7 @@ LIBS_REPLAY = $(LIBS_GATEWAY) $(LIBS_JSON) $(LIBS_PCAP)
 
 CONFORMANCE_RUNS = $(B)/tests/conformance_scenarios $(B)/tests/conformance_sofie
 $(CONFORMANCE_RUNS): $(B)/tests/conformance_%: $(OBJ)/conformance/tests/%.o \
-    $(RTEST_OBJS) $(LIB_GWCORE) $(LIB_QUEUE) $(LIB_MOSXML)
+    $(RTEST_OBJS) $(LIB_GWCORE) $(LIB_QUEUE) $(LIB_MOSJSON) $(LIB_MOSXML)
 	$(call link,$(LIBS_GATEWAY) -lpthread)
 TEST_PROGS += $(CONFORMANCE_RUNS)
 

@@ -41,6 +41,7 @@ enum cfg_sect {
 	SECT_GATEWAY,
 	SECT_DATABASE,
 	SECT_LOG,
+	SECT_API,
 	SECT_NCS,
 	SECT_NONE,
 };
@@ -145,6 +146,19 @@ static const struct cfg_key cfg_keys[] = {
 	{ SECT_LOG, "rate_interval", CT_SECS, G(log_rate_ms), "10", 0, 1, DAY,
 	    NULL },
 
+	{ SECT_API, "listen", CT_ADDR, G(api_listen), "127.0.0.1", 0, 0, 0,
+	    NULL },
+	{ SECT_API, "port", CT_PORT0, G(api_port), "8540", 0, 0, 0, NULL },
+	{ SECT_API, "tokens", CT_STR, G(api_tokens), "", 0, 0, 4096, NULL },
+	{ SECT_API, "max_header_size", CT_SIZE, G(api_max_header), "16384", 0,
+	    1024, 16 * MIB, NULL },
+	{ SECT_API, "max_body_size", CT_SIZE, G(api_max_body), "16777216", 0,
+	    1024, 1024 * MIB, NULL },
+	{ SECT_API, "request_deadline", CT_SECS, G(api_deadline_ms), "30", 0,
+	    100, 3600000, NULL },
+	{ SECT_API, "max_connections", CT_INT, G(api_max_conn), "256", 0, 1,
+	    100000, NULL },
+
 	{ SECT_NCS, "ncs_id", CT_ID, N(ncs_id), "", CF_REQUIRED, 0, 0, NULL },
 	{ SECT_NCS, "buddy_ncs_id", CT_STR, N(buddy_ncs_id), "", 0, 0, 128,
 	    NULL },
@@ -187,7 +201,7 @@ static const struct cfg_key cfg_keys[] = {
 };
 
 static const char *const sect_names[] =
-    { "gateway", "database", "log", "ncs.NAME" };
+    { "gateway", "database", "log", "api", "ncs.NAME" };
 
 struct cfg_parse {
 	const char		*name;		/* file name for messages */
@@ -490,7 +504,7 @@ cfg_section(struct cfg_parse *p, const char *name)
 	}
 	if (strncmp(name, "ncs.", 4) != 0) {
 		cfg_error(p, p->lineno, "unknown section [%s] (expected "
-		    "[gateway], [database], [log] or [ncs.NAME])", name);
+		    "[gateway], [database], [log], [api] or [ncs.NAME])", name);
 		return;
 	}
 	if (!cfg_valid_ncs_name(name + 4)) {
@@ -790,6 +804,11 @@ cfg_check(struct cfg_parse *p)
 		cfg_error(p, cfg_global_line(p, SECT_GATEWAY,
 		    "pre_handshake_frame"), "[gateway]: pre_handshake_frame is "
 		    "larger than max_frame");
+	if (cfg->api_port != 0 && (cfg->api_port == cfg->lower_port ||
+	    cfg->api_port == cfg->upper_port ||
+	    cfg->api_port == cfg->query_port))
+		cfg_error(p, cfg_global_line(p, SECT_API, "port"), "[api]: "
+		    "port %d is also a MOS port of [gateway]", cfg->api_port);
 	if (cfg->backoff_base_ms > cfg->backoff_max_ms)
 		cfg_error(p, cfg_global_line(p, SECT_DATABASE, "backoff_max"),
 		    "[database]: backoff_max is less than backoff_base");

@@ -52,6 +52,10 @@ struct reqall;
 struct dbw;
 struct sockaddr;
 struct srclim;
+struct api;
+struct json_t;
+struct evhttp_request;
+struct evkeyvalq;
 
 /* The three MOS ports. */
 enum gw_port {
@@ -292,6 +296,14 @@ struct gw_config {
 	char		*log_target;
 	int		 log_rate_burst;	/* lines per (event, key); 0 = all */
 	int64_t		 log_rate_ms;	/* per this interval */
+	/* [api] */
+	char		*api_listen;
+	int		 api_port;	/* 0 = off */
+	char		*api_tokens;	/* file of NAME ROLE TOKEN, "" = none */
+	int64_t		 api_max_header;
+	int64_t		 api_max_body;
+	int64_t		 api_deadline_ms;
+	int		 api_max_conn;
 	/* [ncs.NAME] */
 	struct ncs_conf	*ncs;
 	size_t		 nncs;
@@ -1213,6 +1225,73 @@ size_t		 dbw_pending(const struct dbw *);
 void		 dbw_wait(struct dbw *);
 
 /* ------------------------------------------------------------------------ */
+/* api.c: the HTTP API on the loop (server, limits, tokens, routes, errors). */
+
+enum api_role {
+	API_PUBLIC = -1,	/* no token needed (GET /healthz) */
+	API_READ = 0,		/* GET only */
+	API_WRITE = 1,		/* also change assets, submit jobs */
+	API_WORKER = 2,		/* also claim and settle jobs */
+	API_ADMIN = 3,		/* everything */
+};
+
+/* One request being answered; freed by the reply. */
+struct api_req {
+	struct api		*api;
+	struct evhttp_request	*req;
+	const char		*method;	/* "GET", ... */
+	char			*who;		/* the token's NAME */
+	enum api_role		 role;
+	char			*param[2];	/* path parameters, decoded */
+	struct evkeyvalq	*query;		/* query string */
+};
+
+struct api_route {
+	const char	*method;
+	const char	*path;		/* "/v1/assets/{objID}" */
+	enum api_role	 role;		/* the least role that may */
+	void		(*fn)(struct api_req *);
+};
+extern const struct api_route api_routes[];	/* ends with method NULL */
+
+struct api_token;
+/* Listen as [api] says (call only with api_port != 0). NULL and *cause. */
+struct api	*api_new(struct gw *, char **cause);
+void		 api_stop(struct api *);	/* no new connections */
+void		 api_free(struct api *);
+/* SIGHUP: re-read the tokens file (the old tokens stay if it is bad). */
+void		 api_reload(struct api *, const struct gw_config *);
+/* A tokens file: NAME ROLE TOKEN lines. 0, or -1 and *err (FILE:LINE). */
+int		 api_tokens_load(const char *file, struct api_token **,
+		    size_t *, char **err);
+const char	*api_role_name(enum api_role);
+/* Answer with this JSON (reference taken) and free r. */
+void		 api_reply_json(struct api_req *, int status, struct json_t *);
+/*
+ * Answer application/problem+json: type is the stable slug after
+ * "urn:mosgw:problem:", field (may be NULL) the input that is wrong.
+ */
+void		 api_problem(struct api_req *, int status, const char *type,
+		    const char *title, const char *field, const char *fmt, ...)
+		    __attribute__((format(printf, 6, 7)));
+/* A database failure: 503 with Retry-After. */
+void		 api_problem_db(struct api_req *, int rc, const char *err);
+/* The body as a JSON object; NULL once a 400 or 415 has been sent. */
+struct json_t	*api_body_json(struct api_req *);
+const char	*api_query(struct api_req *, const char *key);
+struct gw	*api_gw(struct api_req *);
+
+/* api_assets.c: /v1/assets */
+void	 api_assets_list(struct api_req *);
+void	 api_asset_put(struct api_req *);
+void	 api_asset_get(struct api_req *);
+void	 api_asset_delete(struct api_req *);
+void	 api_assets_import(struct api_req *);	/* NDJSON */
+
+/* api_queue.c: /v1/queue */
+void	 api_queue_stats(struct api_req *);
+
+/* ------------------------------------------------------------------------ */
 /* gw.c: the daemon. */
 
 struct gw {
@@ -1223,6 +1302,7 @@ struct gw {
 	struct gwdb_hold	 hold;		/* the file: lock, identity */
 	bool			 db_lost;	/* unlinked or replaced */
 	struct dbw		*dbw;		/* bookkeeping thread */
+	struct api		*api;		/* NULL: [api] port = 0 */
 	struct history		*hist;
 	struct pub_work_list	 pub_retry;	/* for the next flush */
 	struct sbuf		 scratch;	/* a frame being written */

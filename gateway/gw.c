@@ -554,6 +554,8 @@ gw_new(struct gw_config *cfg, char **cause)
 		if (gw_listen(gw, (enum gw_port)p, NULL, cause) != 0)
 			goto fail;
 	}
+	if (cfg->api_port != 0 && (gw->api = api_new(gw, cause)) == NULL)
+		goto fail;
 	for (i = 0; i < cfg->nncs; i++) {
 		n = ncs_new(gw, &cfg->ncs[i]);
 		TAILQ_INSERT_TAIL(&gw->ncs, n, entry);
@@ -588,7 +590,9 @@ gw_free(struct gw *gw)
 		listener_free(gw->listeners[i]);
 	if (gw->hist != NULL && gw->flush_ev != NULL && !gw->db_lost)
 		gw_flush(gw);
-	dbw_free(gw->dbw);
+	api_stop(gw->api);
+	dbw_free(gw->dbw);	/* answers the API requests still running */
+	api_free(gw->api);
 	publisher_works_free(&gw->pub_retry);
 	history_free(gw->hist);
 	srclim_free(gw->hist_src);
@@ -672,6 +676,7 @@ gw_stop(struct gw *gw)
 		listener_free(gw->listeners[p]);
 		gw->listeners[p] = NULL;
 	}
+	api_stop(gw->api);
 	for (n = TAILQ_FIRST(&gw->ncs); n != NULL; n = TAILQ_NEXT(n, entry)) {
 		profile1_req_all_stop(n);
 		publisher_release_all(n->pub);
@@ -747,7 +752,16 @@ gw_reload(struct gw *gw)
 		}
 	}
 	log_set_rate((unsigned)cfg->log_rate_burst, cfg->log_rate_ms);
+	if (strcmp(cfg->api_listen, old->api_listen) != 0 ||
+	    cfg->api_port != old->api_port ||
+	    cfg->api_max_header != old->api_max_header ||
+	    cfg->api_max_body != old->api_max_body ||
+	    cfg->api_deadline_ms != old->api_deadline_ms ||
+	    cfg->api_max_conn != old->api_max_conn)
+		log_event(LL_WARN, "config.reload",
+		    "note=api-settings-but-tokens-apply-at-restart");
 	gw->cfg = cfg;
+	api_reload(gw->api, cfg);
 	history_set_enabled(gw->hist, cfg->history);
 	gw_set_policy(gw);
 	for (p = 0; p < GW_NPORTS; p++) {

@@ -102,8 +102,10 @@ gwproc_pick_ports(struct gwproc *gp)
 	gp->lower_port = gwproc_free_port();
 	gp->upper_port = gwproc_free_port();
 	gp->query_port = gp->opts.no_query ? 0 : gwproc_free_port();
+	gp->api_port = gp->opts.api_tokens == NULL ? 0 : gwproc_free_port();
 	if (gp->lower_port == 0 || gp->upper_port == 0 ||
-	    (!gp->opts.no_query && gp->query_port == 0))
+	    (!gp->opts.no_query && gp->query_port == 0) ||
+	    (gp->opts.api_tokens != NULL && gp->api_port == 0))
 		return -1;
 	return 0;
 }
@@ -131,6 +133,7 @@ gwproc_new(const struct gwproc_opts *o)
 	}
 	snprintf(gp->conf, sizeof gp->conf, "%s/mosgw.ini", gp->dir);
 	snprintf(gp->db, sizeof gp->db, "%s/mosgw.db", gp->dir);
+	snprintf(gp->tokens, sizeof gp->tokens, "%s/api-tokens", gp->dir);
 	if (gwproc_pick_ports(gp) != 0) {
 		gwproc_warn("no free ports");
 		gwproc_free(gp);
@@ -248,6 +251,34 @@ gwproc_write_ncs(FILE *f, const struct gwproc_ncs *n, size_t i)
 	gwproc_extra(f, x);
 }
 
+/* The [api] section (port 0 without tokens) and the tokens file. */
+static int
+gwproc_write_api(struct gwproc *gp, FILE *f)
+{
+	const struct gwproc_opts	*o = &gp->opts;
+	FILE				*t;
+
+	fprintf(f, "\n[api]\n");
+	if (o->api_tokens == NULL) {
+		fprintf(f, "port = 0\n");
+		return 0;
+	}
+	if ((t = fopen(gp->tokens, "w")) == NULL) {
+		gwproc_warn("%s: %s", gp->tokens, strerror(errno));
+		return -1;
+	}
+	fputs(o->api_tokens, t);
+	if (fclose(t) != 0) {
+		gwproc_warn("%s: %s", gp->tokens, strerror(errno));
+		return -1;
+	}
+	gwproc_kv(f, o->api_extra, "listen", "127.0.0.1");
+	gwproc_kv(f, o->api_extra, "port", "%u", gp->api_port);
+	gwproc_kv(f, o->api_extra, "tokens", "%s", gp->tokens);
+	gwproc_extra(f, o->api_extra);
+	return 0;
+}
+
 /* Write the configuration file (the log target is this run's log). */
 int
 gwproc_write_config(struct gwproc *gp)
@@ -281,6 +312,10 @@ gwproc_write_config(struct gwproc *gp)
 	/* suites wait for particular lines: no rate limit unless asked */
 	gwproc_kv(f, x, "rate_burst", "0");
 	gwproc_extra(f, x);
+	if (gwproc_write_api(gp, f) != 0) {
+		fclose(f);
+		return -1;
+	}
 	for (i = 0; i < o->nncs; i++)
 		gwproc_write_ncs(f, &o->ncs[i], i);
 	if (fclose(f) != 0) {
@@ -349,7 +384,7 @@ gwproc_reaped(struct gwproc *gp, int options)
 static int
 gwproc_nlisteners(struct gwproc *gp)
 {
-	return gp->query_port != 0 ? 3 : 2;
+	return (gp->query_port != 0 ? 3 : 2) + (gp->api_port != 0 ? 1 : 0);
 }
 
 /* One attempt to start: 0 ready, -1 failed, 1 failed on a taken port. */

@@ -47,6 +47,12 @@ struct gwproc_opts {
 	const char	*database_extra;	/* lines for [database] */
 	const char	*log_level;	/* NULL = "debug" */
 	const char	*log_extra;	/* lines for [log]; rate_burst = 0 */
+	/*
+	 * The HTTP API: off (port 0) unless api_tokens is set, the lines of
+	 * its tokens file (NAME ROLE TOKEN); api_extra adds lines to [api].
+	 */
+	const char	*api_tokens;
+	const char	*api_extra;
 	struct gwproc_ncs ncs[GWPROC_MAX_NCS];
 	size_t		 nncs;
 };
@@ -62,6 +68,8 @@ struct gwproc {
 	uint16_t	 lower_port;	/* the gateway's listeners */
 	uint16_t	 upper_port;
 	uint16_t	 query_port;	/* 0 with no_query */
+	uint16_t	 api_port;	/* 0 without api_tokens */
+	char		 tokens[300];	/* the API's tokens file */
 	pid_t		 pid;		/* -1 when not running */
 	int		 runs;		/* starts so far */
 	/* exit status of the last run, -1 unknown */

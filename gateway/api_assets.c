@@ -1,0 +1,745 @@
+/*
+ * /v1/assets: the MAM publishing changes. The body of a PUT is the body of
+ * a mosObj in the JSON schema of `mosmsg` (mosxml/json.c reads it, so the
+ * field names, types and error places are the codec's), less what mosgw
+ * owns: objID (from the path), objRev, status, created, changed. The
+ * catalog change and its delivery jobs commit in one durable transaction
+ * on the bookkeeping thread; the reply is sent from its done callback.
+ */
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/http.h>
+#include <jansson.h>
+
+#include "gateway/gateway.h"
+#include "mosxml/mosjson.h"
+
+#define ASSET_LIST_MAX		1000
+#define ASSET_LIST_DEFAULT	100
+#define IMPORT_TX		1000	/* assets per import transaction */
+
+static const char *const owned_keys[] = { "objID", "objRev", "status",
+    "created", "changed" };
+
+/* What a task on the bookkeeping thread needs and gives back. */
+struct asset_task {
+	struct api_req		*r;
+	struct gw		*gw;
+	struct catalog_asset	 a;		/* put: the asset */
+	char			*obj_id;
+	char			*by;
+	int			 if_match;	/* -1 = none */
+	int			 cur_rev;	/* the row's, for a 412 */
+	int			 rev;
+	char			*err;
+	json_t			*out;		/* the answer's body */
+	char			*after;		/* list */
+	size_t			 limit;
+};
+
+static void
+asset_task_free(struct asset_task *t)
+{
+	catalog_asset_clear(&t->a);
+	free(t->obj_id);
+	free(t->by);
+	free(t->err);
+	free(t->after);
+	if (t->out != NULL)
+		json_decref(t->out);
+	free(t);
+}
+
+/* A statement per NCS about one object (?1); finalize it. A queue_rc. */
+static int
+asset_stmt(struct gwdb *g, const char *sql, const char *obj_id,
+    sqlite3_stmt **st)
+{
+	int	rc;
+
+	if ((rc = sqlite3_prepare_v2(g->db, sql, -1, st, NULL)) != SQLITE_OK)
+		return gwdb_rc(rc);
+	sqlite3_bind_text(*st, 1, obj_id, -1, SQLITE_STATIC);
+	return QUEUE_OK;
+}
+
+/* New publish jobs of an object just put (inside the transaction). */
+static int
+asset_jobs(struct gwdb *g, const char *obj_id, json_t *jobs)
+{
+	sqlite3_stmt	*st;
+	const char	*lane;
+	int		 rc;
+
+	if ((rc = asset_stmt(g, "SELECT j.id, j.lane FROM ncs n JOIN "
+	    "jobs j ON j.coalesce_key = 'obj:' || ?1 || '@' || n.name AND "
+	    "j.state = 0 WHERE n.enabled = 1 AND n.publish = 1 ORDER BY "
+	    "n.name", obj_id, &st)) != QUEUE_OK)
+		return rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		lane = (const char *)sqlite3_column_text(st, 1);
+		if (strncmp(lane, CATALOG_LANE_PREFIX,
+		    strlen(CATALOG_LANE_PREFIX)) == 0)
+			lane += strlen(CATALOG_LANE_PREFIX);
+		json_array_append_new(jobs, json_pack("{s:I, s:s, s:s}",
+		    "jobId", (json_int_t)sqlite3_column_int64(st, 0), "ncs",
+		    lane, "status", "QUEUED"));
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? QUEUE_OK : gwdb_rc(rc);
+}
+
+/* Put or delete, with If-Match, in one durable transaction. */
+static int
+asset_change_run(struct gwdb *g, void *arg)
+{
+	struct asset_task	*t = arg;
+	struct catalog_asset	 cur;
+	json_t			*jobs;
+	int			 rc;
+
+	if ((rc = gwdb_durable(g, true)) != QUEUE_OK)
+		return rc;
+	if ((rc = queue_tx_begin(g->q)) != QUEUE_OK)
+		goto out;
+	t->cur_rev = 0;
+	rc = catalog_get(g, t->obj_id, &cur);
+	if (rc == QUEUE_OK) {
+		t->cur_rev = cur.deleted ? 0 : cur.rev;
+		catalog_asset_clear(&cur);
+	} else if (rc != QUEUE_ENOTFOUND)
+		goto fail;
+	if (t->if_match >= 0 && t->if_match != t->cur_rev) {
+		rc = QUEUE_ESTATE;
+		goto fail;
+	}
+	if (t->a.obj_id != NULL)
+		rc = catalog_put(g, &t->a, &t->rev, NULL, &t->err);
+	else
+		rc = catalog_delete(g, t->obj_id, t->by, &t->rev, NULL,
+		    &t->err);
+	if (rc != QUEUE_OK)
+		goto fail;
+	jobs = json_array();
+	if ((rc = asset_jobs(g, t->obj_id, jobs)) != QUEUE_OK) {
+		json_decref(jobs);
+		goto fail;
+	}
+	rc = queue_tx_commit(g->q);
+	t->out = json_pack("{s:s, s:i, s:o}", "objID", t->obj_id, "objRev",
+	    t->rev, "jobs", jobs);
+	goto out;
+fail:
+	queue_tx_rollback(g->q);
+out:
+	gwdb_durable(g, false);
+	return rc;
+}
+
+/* New deliveries are queued: the publishers claim them now. */
+static void
+asset_wake(struct gw *gw)
+{
+	struct ncs	*n;
+
+	TAILQ_FOREACH(n, &gw->ncs, entry)
+		publisher_pump(n->pub);
+}
+
+/* Back on the loop: answer, wake the publishers. */
+static void
+asset_change_done(void *arg, int rc)
+{
+	struct asset_task	*t = arg;
+
+	if (rc == QUEUE_OK) {
+		asset_wake(t->gw);
+		api_reply_json(t->r, 202, t->out);
+		t->out = NULL;
+	} else if (rc == QUEUE_ESTATE)
+		api_problem(t->r, 412, "precondition-failed", "objRev "
+		    "mismatch", "If-Match", "the asset's objRev is %d, not %d",
+		    t->cur_rev, t->if_match);
+	else if (rc == QUEUE_ENOTFOUND)
+		api_problem(t->r, 404, "not-found", "No such asset", "objID",
+		    "no asset '%s' (or already deleted)", t->obj_id);
+	else if (rc == QUEUE_EINVAL)
+		api_problem(t->r, 422, "invalid-asset", "Invalid asset", NULL,
+		    "%s", t->err != NULL ? t->err : "invalid");
+	else
+		api_problem_db(t->r, rc, t->err);
+	asset_task_free(t);
+}
+
+/* If-Match: "N" or N; -1 when absent; -2 when not a number. */
+static int
+asset_if_match(struct api_req *r)
+{
+	const char	*h;
+	char		*e;
+	long		 v;
+
+	h = evhttp_find_header(evhttp_request_get_input_headers(r->req),
+	    "If-Match");
+	if (h == NULL)
+		return -1;
+	if (*h == '"')
+		h++;
+	v = strtol(h, &e, 10);
+	if (e == h || (*e != '\0' && strcmp(e, "\"") != 0) || v < 0 ||
+	    v > CATALOG_REV_MAX)
+		return -2;
+	return (int)v;
+}
+
+/* A copy of s, or NULL. */
+static char *
+asset_dup(const char *s)
+{
+	return s != NULL ? xstrdup(s) : NULL;
+}
+
+/* The mosObj body read by the codec, as a catalog asset. */
+static void
+asset_from_obj(struct catalog_asset *a, const struct mos_obj *o,
+    const char *who)
+{
+	const struct mos_obj_paths	*p = o->obj_paths;
+	char				 tb[64];
+	size_t				 i;
+
+	memset(a, 0, sizeof *a);
+	a->obj_id = xstrdup(o->obj_id);
+	a->slug = asset_dup(o->obj_slug);
+	a->type = xstrdup(o->obj_type != NULL ? o->obj_type : "VIDEO");
+	if (o->obj_tb.set) {
+		mos_dec_format(&o->obj_tb, tb, sizeof tb);
+		a->tb = xstrdup(tb);
+	} else
+		a->tb = xstrdup("50");
+	a->dur = o->has_obj_dur ? o->obj_dur : 0;
+	a->air = xstrdup(o->obj_air != NULL ? o->obj_air : "READY");
+	a->abstract = asset_dup(o->mos_abstract);
+	a->description = asset_dup(o->description);
+	a->group = asset_dup(o->obj_group);
+	a->changed_by = xstrdup(o->changed_by != NULL ? o->changed_by : who);
+	a->created_by = xstrdup(o->created_by != NULL ? o->created_by :
+	    a->changed_by);
+	for (i = 0; p != NULL && i < p->obj_path.n; i++)
+		catalog_add_path(a, CATALOG_PATH,
+		    p->obj_path.v[i].tech_description, p->obj_path.v[i].url);
+	for (i = 0; p != NULL && i < p->obj_proxy_path.n; i++)
+		catalog_add_path(a, CATALOG_PROXY,
+		    p->obj_proxy_path.v[i].tech_description,
+		    p->obj_proxy_path.v[i].url);
+	for (i = 0; p != NULL && i < p->obj_metadata_path.n; i++)
+		catalog_add_path(a, CATALOG_METADATA,
+		    p->obj_metadata_path.v[i].tech_description,
+		    p->obj_metadata_path.v[i].url);
+	for (i = 0; i < o->ext_meta.n; i++)
+		catalog_add_meta(a, o->ext_meta.v[i].mos_scope,
+		    o->ext_meta.v[i].mos_schema, o->ext_meta.v[i].mos_payload);
+}
+
+/*
+ * The field a codec error is about: "body/objPaths/objPath[0]: ..." gives
+ * "objPaths/objPath[0]", 'body: unknown key "x"' gives "x"; else "".
+ */
+static void
+asset_field(const char *err, char *field, size_t len)
+{
+	const char	*p, *q;
+
+	*field = '\0';
+	if (strncmp(err, "body/", 5) == 0 && (p = strchr(err, ':')) != NULL)
+		snprintf(field, len, "%.*s", (int)(p - err - 5), err + 5);
+	else if (strncmp(err, "body: unknown key \"", 19) == 0 &&
+	    (q = strchr(err + 19, '"')) != NULL)
+		snprintf(field, len, "%.*s", (int)(q - err - 19), err + 19);
+}
+
+/*
+ * A body (the fields of a PUT) as a catalog asset: 0, or -1 with *detail
+ * (malloc'd) and the field it is about in field ("" if none).
+ */
+static int
+asset_read(json_t *body, const char *obj_id, const char *who,
+    struct catalog_asset *a, char *field, size_t flen, char **detail)
+{
+	struct mos_msg	*m;
+	json_t		*wrap;
+	char		*text, errbuf[256];
+	size_t		 i;
+
+	*field = '\0';
+	for (i = 0; i < nitems(owned_keys); i++) {
+		if (json_object_get(body, owned_keys[i]) != NULL) {
+			snprintf(field, flen, "%s", owned_keys[i]);
+			xasprintf(detail, "%s is set by mosgw and may not be "
+			    "in the body", owned_keys[i]);
+			return -1;
+		}
+	}
+	if (!json_is_string(json_object_get(body, "objSlug"))) {
+		snprintf(field, flen, "objSlug");
+		xasprintf(detail, "objSlug (a string) is required");
+		return -1;
+	}
+	json_object_set_new(body, "objID", json_string(obj_id));
+	wrap = json_pack("{s:s, s:O}", "type", "mosObj", "body", body);
+	text = json_dumps(wrap, JSON_COMPACT);
+	json_decref(wrap);
+	json_object_del(body, "objID");
+	if (text == NULL) {
+		snprintf(field, flen, "objID");
+		xasprintf(detail, "objID is not valid UTF-8");
+		return -1;
+	}
+	m = mos_msg_from_json(text, strlen(text), errbuf, sizeof errbuf);
+	free(text);
+	if (m == NULL) {
+		asset_field(errbuf, field, flen);
+		*detail = xstrdup(errbuf);
+		return -1;
+	}
+	asset_from_obj(a, &m->u.mos_obj, who);
+	mos_msg_free(m);
+	if (catalog_validate(a, detail) != QUEUE_OK) {
+		catalog_asset_clear(a);
+		return -1;
+	}
+	return 0;
+}
+
+/* A PUT body as a catalog asset: 0, or -1 once a 422 has been sent. */
+static int
+asset_parse(struct api_req *r, json_t *body, const char *obj_id,
+    struct catalog_asset *a)
+{
+	char	 field[128], *detail = NULL;
+
+	if (asset_read(body, obj_id, r->who, a, field, sizeof field,
+	    &detail) == 0)
+		return 0;
+	api_problem(r, 422, "invalid-asset", "Invalid asset",
+	    *field != '\0' ? field : NULL, "%s", detail);
+	free(detail);
+	return -1;
+}
+
+/* Check the objID of the path. */
+static bool
+asset_id_ok(struct api_req *r)
+{
+	size_t	len = strlen(r->param[0]);
+
+	if (len <= 128)
+		return true;
+	api_problem(r, 422, "invalid-asset", "Invalid asset", "objID",
+	    "objID is %zu bytes, at most 128", len);
+	return false;
+}
+
+/* A change task with If-Match read; NULL once a 4xx has been sent. */
+static struct asset_task *
+asset_task_new(struct api_req *r)
+{
+	struct asset_task	*t;
+	int			 im;
+
+	if (!asset_id_ok(r))
+		return NULL;
+	if ((im = asset_if_match(r)) == -2) {
+		api_problem(r, 400, "bad-request", "Malformed request",
+		    "If-Match", "If-Match must be the objRev, e.g. \"3\"");
+		return NULL;
+	}
+	t = xcalloc(1, sizeof *t);
+	t->r = r;
+	t->gw = api_gw(r);
+	t->if_match = im;
+	t->obj_id = xstrdup(r->param[0]);
+	t->by = xstrdup(r->who);
+	return t;
+}
+
+/* PUT /v1/assets/{objID} */
+void
+api_asset_put(struct api_req *r)
+{
+	struct asset_task	*t;
+	json_t			*body;
+
+	if ((t = asset_task_new(r)) == NULL)
+		return;
+	if ((body = api_body_json(r)) == NULL) {
+		asset_task_free(t);
+		return;
+	}
+	if (asset_parse(r, body, t->obj_id, &t->a) != 0) {
+		json_decref(body);
+		asset_task_free(t);
+		return;
+	}
+	json_decref(body);
+	dbw_submit(t->gw->dbw, asset_change_run, asset_change_done, t);
+}
+
+/* DELETE /v1/assets/{objID} */
+void
+api_asset_delete(struct api_req *r)
+{
+	struct asset_task	*t;
+
+	if ((t = asset_task_new(r)) == NULL)
+		return;
+	dbw_submit(t->gw->dbw, asset_change_run, asset_change_done, t);
+}
+
+/* An asset as JSON: the mosObj body of the codec, deleted flag added. */
+static json_t *
+asset_json(const struct catalog_asset *a)
+{
+	struct mos_msg	*m;
+	json_t		*o, *body;
+	char		*s, *err = NULL;
+
+	if ((m = catalog_mos_obj(a, a->status, &err)) == NULL) {
+		/* A stored row that makes no mosObj: say why. */
+		o = json_pack("{s:s,s:s}", "objID", a->obj_id, "error",
+		    err != NULL ? err : "out of memory");
+		free(err);
+		return o;
+	}
+	s = mos_msg_to_json(m);
+	mos_msg_free(m);
+	o = s != NULL ? json_loads(s, 0, NULL) : NULL;
+	free(s);
+	if (o == NULL || (body = json_object_get(o, "body")) == NULL) {
+		if (o != NULL)
+			json_decref(o);
+		return json_pack("{s:s}", "objID", a->obj_id);
+	}
+	json_incref(body);
+	json_decref(o);
+	json_object_set_new(body, "deleted", json_boolean(a->deleted));
+	return body;
+}
+
+/* Delivery per NCS: what was last acknowledged, what is queued. */
+static int
+asset_delivery(struct gwdb *g, const char *obj_id, json_t *out)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	if ((rc = asset_stmt(g, "SELECT n.name, d.rev, d.status, "
+	    "d.t_ms, j.id FROM ncs n LEFT JOIN delivery d ON d.ncs = n.name "
+	    "AND d.obj_id = ?1 LEFT JOIN jobs j ON j.coalesce_key = 'obj:' || "
+	    "?1 || '@' || n.name AND j.state = 0 WHERE n.enabled = 1 ORDER BY "
+	    "n.name", obj_id, &st)) != QUEUE_OK)
+		return rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		json_array_append_new(out, json_pack("{s:s, s:o, s:o, s:o}",
+		    "ncs", (const char *)sqlite3_column_text(st, 0),
+		    "deliveredRev", sqlite3_column_type(st, 1) == SQLITE_NULL ?
+		    json_null() : json_integer(sqlite3_column_int(st, 1)),
+		    "deliveredStatus", sqlite3_column_type(st, 2) ==
+		    SQLITE_NULL ? json_null() :
+		    json_string((const char *)sqlite3_column_text(st, 2)),
+		    "pendingJobId", sqlite3_column_type(st, 4) == SQLITE_NULL ?
+		    json_null() : json_integer(sqlite3_column_int64(st, 4))));
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? QUEUE_OK : gwdb_rc(rc);
+}
+
+/* GET one asset on the bookkeeping thread. */
+static int
+asset_get_run(struct gwdb *g, void *arg)
+{
+	struct asset_task	*t = arg;
+	json_t			*d;
+	int			 rc;
+
+	if ((rc = catalog_get(g, t->obj_id, &t->a)) != QUEUE_OK)
+		return rc;
+	t->out = asset_json(&t->a);
+	d = json_array();
+	json_object_set_new(t->out, "delivery", d);
+	return asset_delivery(g, t->obj_id, d);
+}
+
+/* GET a page on the bookkeeping thread. */
+static int
+asset_list_run(struct gwdb *g, void *arg)
+{
+	struct asset_task	*t = arg;
+	struct catalog_asset	*v;
+	json_t			*items;
+	size_t			 n = 0, i;
+	int			 rc;
+
+	v = xcalloc(t->limit, sizeof *v);
+	if ((rc = catalog_list(g, t->after, false, v, t->limit, &n)) !=
+	    QUEUE_OK) {
+		free(v);
+		return rc;
+	}
+	items = json_array();
+	for (i = 0; i < n; i++) {
+		json_array_append_new(items, asset_json(&v[i]));
+		catalog_asset_clear(&v[i]);
+	}
+	t->out = json_pack("{s:o}", "assets", items);
+	if (n == t->limit && n > 0)
+		json_object_set_new(t->out, "next", json_copy(json_object_get(
+		    json_array_get(items, n - 1), "objID")));
+	free(v);
+	return QUEUE_OK;
+}
+
+/* Back on the loop: the asset or the page. */
+static void
+asset_read_done(void *arg, int rc)
+{
+	struct asset_task	*t = arg;
+
+	if (rc == QUEUE_OK) {
+		api_reply_json(t->r, 200, t->out);
+		t->out = NULL;
+	} else if (rc == QUEUE_ENOTFOUND)
+		api_problem(t->r, 404, "not-found", "No such asset", "objID",
+		    "no asset '%s'", t->obj_id);
+	else
+		api_problem_db(t->r, rc, NULL);
+	asset_task_free(t);
+}
+
+/* GET /v1/assets/{objID} */
+void
+api_asset_get(struct api_req *r)
+{
+	struct asset_task	*t;
+
+	if (!asset_id_ok(r))
+		return;
+	t = xcalloc(1, sizeof *t);
+	t->r = r;
+	t->obj_id = xstrdup(r->param[0]);
+	dbw_submit(api_gw(r)->dbw, asset_get_run, asset_read_done, t);
+}
+
+/* GET /v1/assets?after=&limit= */
+void
+api_assets_list(struct api_req *r)
+{
+	struct asset_task	*t;
+	const char		*after = api_query(r, "after");
+	const char		*lim = api_query(r, "limit");
+	char			*e;
+	long			 n = ASSET_LIST_DEFAULT;
+
+	if (lim != NULL) {
+		n = strtol(lim, &e, 10);
+		if (e == lim || *e != '\0' || n < 1 || n > ASSET_LIST_MAX) {
+			api_problem(r, 422, "invalid-parameter", "Invalid "
+			    "parameter", "limit", "limit must be 1 to %d",
+			    ASSET_LIST_MAX);
+			return;
+		}
+	}
+	t = xcalloc(1, sizeof *t);
+	t->r = r;
+	t->after = after != NULL ? xstrdup(after) : NULL;
+	t->limit = (size_t)n;
+	dbw_submit(api_gw(r)->dbw, asset_list_run, asset_read_done, t);
+}
+
+/* ------------------------------------------------------------------------ */
+/* POST /v1/assets:import */
+
+/* One line of an import. */
+struct import_item {
+	struct catalog_asset	 a;
+	size_t			 line;
+};
+
+struct import_task {
+	struct api_req		*r;
+	struct gw		*gw;
+	struct import_item	*items;
+	size_t			 nitems;
+	json_t			*refused;	/* [{"line","detail"}] */
+	size_t			 accepted;
+};
+
+/* A line refused. */
+static void
+import_refuse(json_t *refused, size_t line, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*d;
+
+	va_start(ap, fmt);
+	if (vasprintf(&d, fmt, ap) < 0)
+		fatalx("out of memory");
+	va_end(ap);
+	json_array_append_new(refused, json_pack("{s:I, s:s}", "line",
+	    (json_int_t)line, "detail", d));
+	free(d);
+}
+
+/* The bookkeeping thread: IMPORT_TX assets per durable transaction. */
+static int
+import_run(struct gwdb *g, void *arg)
+{
+	struct import_task	*t = arg;
+	struct import_item	*it;
+	size_t			 i, j, n;
+	char			*err;
+	int			 rc = QUEUE_OK, prc;
+
+	if ((rc = gwdb_durable(g, true)) != QUEUE_OK)
+		return rc;
+	for (i = 0; rc == QUEUE_OK && i < t->nitems; i += IMPORT_TX) {
+		n = t->nitems - i < IMPORT_TX ? t->nitems - i : IMPORT_TX;
+		if ((rc = queue_tx_begin(g->q)) != QUEUE_OK)
+			break;
+		for (j = 0; j < n; j++) {
+			it = &t->items[i + j];
+			err = NULL;
+			prc = catalog_put(g, &it->a, NULL, NULL, &err);
+			if (prc == QUEUE_EINVAL) {
+				import_refuse(t->refused, it->line, "%s", err);
+				it->line = 0;
+			} else if (prc != QUEUE_OK)
+				rc = prc;
+			free(err);
+			if (rc != QUEUE_OK)
+				break;
+		}
+		if (rc != QUEUE_OK) {
+			queue_tx_rollback(g->q);
+			break;
+		}
+		if ((rc = queue_tx_commit(g->q)) != QUEUE_OK)
+			break;
+		for (j = 0; j < n; j++) {
+			if (t->items[i + j].line != 0)
+				t->accepted++;
+		}
+	}
+	gwdb_durable(g, false);
+	return rc;
+}
+
+/* Back on the loop: the counts (what committed stays committed). */
+static void
+import_done(void *arg, int rc)
+{
+	struct import_task	*t = arg;
+	size_t			 i;
+
+	if (t->accepted > 0)
+		asset_wake(t->gw);
+	if (rc == QUEUE_OK) {
+		api_reply_json(t->r, 200, json_pack("{s:I, s:O}", "accepted",
+		    (json_int_t)t->accepted, "refused", t->refused));
+	} else
+		api_problem(t->r, 503, "storage-unavailable", "Storage "
+		    "unavailable", NULL, "the database stopped the import "
+		    "after %zu assets (%s); the lines after them were not "
+		    "stored: send them again", t->accepted,
+		    queue_strerror(rc));
+	for (i = 0; i < t->nitems; i++)
+		catalog_asset_clear(&t->items[i].a);
+	free(t->items);
+	json_decref(t->refused);
+	free(t);
+}
+
+/* One NDJSON line: an asset, or a refusal. */
+static void
+import_line(struct import_task *t, struct api_req *r, const char *s,
+    size_t len, size_t line)
+{
+	struct catalog_asset	 a;
+	json_error_t		 je;
+	json_t			*o, *id;
+	char			 field[128], *detail = NULL, *obj_id;
+
+	o = json_loadb(s, len, JSON_REJECT_DUPLICATES, &je);
+	if (o == NULL || !json_is_object(o)) {
+		import_refuse(t->refused, line, "not a JSON object%s%s",
+		    o == NULL ? ": " : "", o == NULL ? je.text : "");
+		if (o != NULL)
+			json_decref(o);
+		return;
+	}
+	id = json_object_get(o, "objID");
+	if (!json_is_string(id) || json_string_length(id) == 0 ||
+	    json_string_length(id) > 128) {
+		import_refuse(t->refused, line, "objID: a string of 1 to 128 "
+		    "bytes is required");
+		json_decref(o);
+		return;
+	}
+	obj_id = xstrdup(json_string_value(id));
+	json_object_del(o, "objID");
+	if (asset_read(o, obj_id, r->who, &a, field, sizeof field, &detail) !=
+	    0) {
+		import_refuse(t->refused, line, "%s", detail);
+		free(detail);
+	} else {
+		if (t->nitems % 1024 == 0)
+			t->items = xreallocarray(t->items, t->nitems + 1024,
+			    sizeof *t->items);
+		t->items[t->nitems].a = a;
+		t->items[t->nitems++].line = line;
+	}
+	free(obj_id);
+	json_decref(o);
+}
+
+/* POST /v1/assets:import: NDJSON, one asset a line with its objID. */
+void
+api_assets_import(struct api_req *r)
+{
+	struct evbuffer		*b = evhttp_request_get_input_buffer(r->req);
+	struct import_task	*t;
+	const char		*p, *end, *nl, *ct;
+	size_t			 line = 0, len = evbuffer_get_length(b);
+
+	ct = evhttp_find_header(evhttp_request_get_input_headers(r->req),
+	    "Content-Type");
+	if (ct != NULL && strncasecmp(ct, "application/x-ndjson", 20) != 0 &&
+	    strncasecmp(ct, "application/jsonl", 17) != 0) {
+		api_problem(r, 415, "unsupported-media-type", "Unsupported "
+		    "media type", "Content-Type", "the body must be "
+		    "application/x-ndjson, not %s", ct);
+		return;
+	}
+	t = xcalloc(1, sizeof *t);
+	t->r = r;
+	t->gw = api_gw(r);
+	t->refused = json_array();
+	p = (const char *)evbuffer_pullup(b, -1);
+	end = p + len;
+	while (p != NULL && p < end) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		line++;
+		len = (size_t)((nl != NULL ? nl : end) - p);
+		if (len > 0 && p[len - 1] == '\r')
+			len--;
+		if (len > 0)
+			import_line(t, r, p, len, line);
+		p = nl != NULL ? nl + 1 : end;
+	}
+	dbw_submit(t->gw->dbw, import_run, import_done, t);
+}
