@@ -21,9 +21,9 @@ catalog_col(sqlite3_stmt *st, int i)
 	return s == NULL ? NULL : xstrdup((const char *)s);
 }
 
-/* Fill the scalar fields of an asset from a row of ASSET_COLS. */
-static void
-catalog_from_row(sqlite3_stmt *st, struct catalog_asset *a)
+/* Fill the scalar fields of an asset from a row of CATALOG_COLS. */
+void
+catalog_row(sqlite3_stmt *st, struct catalog_asset *a)
 {
 	memset(a, 0, sizeof *a);
 	a->obj_id = catalog_col(st, 0);
@@ -73,7 +73,7 @@ catalog_add_meta(struct catalog_asset *a, const char *scope, const char *schema,
 }
 
 /* Load the child rows (paths, metadata) of an asset. */
-static int
+int
 catalog_load_children(struct gwdb *g, struct catalog_asset *a)
 {
 	sqlite3_stmt	*st;
@@ -116,7 +116,7 @@ catalog_get(struct gwdb *g, const char *obj_id, struct catalog_asset *a)
 	sqlite3_bind_text(st, 1, obj_id, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
-		catalog_from_row(st, a);
+		catalog_row(st, a);
 	sqlite3_reset(st);
 	if (rc == SQLITE_DONE)
 		return QUEUE_ENOTFOUND;
@@ -142,7 +142,7 @@ catalog_list(struct gwdb *g, const char *after, bool deleted_too,
 	sqlite3_bind_int(st, 2, deleted_too ? 1 : 0);
 	sqlite3_bind_int64(st, 3, (sqlite3_int64)max);
 	while (*n < max && (rc = sqlite3_step(st)) == SQLITE_ROW)
-		catalog_from_row(st, &out[(*n)++]);
+		catalog_row(st, &out[(*n)++]);
 	if (*n < max && rc != SQLITE_DONE) {
 		sqlite3_reset(st);
 		goto fail;
@@ -505,6 +505,111 @@ catalog_put_children(struct gwdb *g, const struct catalog_asset *a)
 	return QUEUE_OK;
 }
 
+/* Append code point cp as UTF-8 (bad ones become U+FFFD). */
+static void
+catalog_utf8(struct sbuf *sb, unsigned long cp)
+{
+	char	b[4];
+
+	if (cp == 0 || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		cp = 0xfffd;
+	if (cp < 0x80) {
+		b[0] = (char)cp;
+		sbuf_add(sb, b, 1);
+	} else if (cp < 0x800) {
+		b[0] = (char)(0xc0 | (cp >> 6));
+		b[1] = (char)(0x80 | (cp & 0x3f));
+		sbuf_add(sb, b, 2);
+	} else if (cp < 0x10000) {
+		b[0] = (char)(0xe0 | (cp >> 12));
+		b[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		b[2] = (char)(0x80 | (cp & 0x3f));
+		sbuf_add(sb, b, 3);
+	} else {
+		b[0] = (char)(0xf0 | (cp >> 18));
+		b[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+		b[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		b[3] = (char)(0x80 | (cp & 0x3f));
+		sbuf_add(sb, b, 4);
+	}
+}
+
+/* One entity reference at s ('&'); returns the bytes it took (0 = none). */
+static size_t
+catalog_entity(struct sbuf *sb, const char *s)
+{
+	static const struct {
+		const char	*name;
+		char		 ch;
+	} names[] = { { "amp;", '&' }, { "lt;", '<' }, { "gt;", '>' },
+	    { "quot;", '"' }, { "apos;", '\'' } };
+	unsigned long	 cp;
+	char		*end;
+	size_t		 i, len;
+
+	for (i = 0; i < nitems(names); i++) {
+		len = strlen(names[i].name);
+		if (strncmp(s + 1, names[i].name, len) == 0) {
+			sbuf_add(sb, &names[i].ch, 1);
+			return len + 1;
+		}
+	}
+	if (s[1] != '#')
+		return 0;
+	if (s[2] == 'x')
+		cp = strtoul(s + 3, &end, 16);
+	else
+		cp = strtoul(s + 2, &end, 10);
+	if (*end != ';' || end == s + 2 || end == s + 3)
+		return 0;
+	catalog_utf8(sb, cp);
+	return (size_t)(end - s) + 1;
+}
+
+/*
+ * The plain text of verbatim XML text (description, mosAbstract, a
+ * mosPayload): markup becomes a space, entity references their character.
+ * What the search index holds.
+ */
+void
+catalog_plain_text(struct sbuf *sb, const char *s)
+{
+	const char	*gt;
+	size_t		 n;
+
+	sbuf_add(sb, "", 0);
+	while (*s != '\0') {
+		if (*s == '<' && (gt = strchr(s, '>')) != NULL) {
+			sbuf_add(sb, " ", 1);
+			s = gt + 1;
+		} else if (*s == '&' && (n = catalog_entity(sb, s)) > 0)
+			s += n;
+		else {
+			n = strcspn(s + 1, "<&") + 1;
+			sbuf_add(sb, s, n);
+			s += n;
+		}
+	}
+}
+
+/* Bring the search index of one asset up to date (inside a transaction). */
+static int
+catalog_index(struct gwdb *g, const char *obj_id)
+{
+	static const enum gwdb_stmt	steps[] = { ST_FTS_KEY, ST_FTS_DEL,
+					    ST_FTS_ADD };
+	sqlite3_stmt			*st;
+	size_t				 i;
+	int				 rc = QUEUE_OK;
+
+	for (i = 0; rc == QUEUE_OK && i < nitems(steps); i++) {
+		st = gwdb_stmt(g, steps[i]);
+		sqlite3_bind_text(st, 1, obj_id, -1, SQLITE_STATIC);
+		rc = gwdb_exec_stmt(g, st);
+	}
+	return rc;
+}
+
 /* One job per NCS row of st (see gateway.h). */
 int
 catalog_enqueue_rows(struct gwdb *g, sqlite3_stmt *st, const char *lane_prefix,
@@ -645,6 +750,8 @@ catalog_put(struct gwdb *g, const struct catalog_asset *a, int *rev,
 		return catalog_abort(g, rc, "catalog write", false, err);
 	if ((rc = catalog_put_children(g, a)) != QUEUE_OK)
 		return catalog_abort(g, rc, "catalog paths", false, err);
+	if ((rc = catalog_index(g, a->obj_id)) != QUEUE_OK)
+		return catalog_abort(g, rc, "search index", false, err);
 	if ((rc = catalog_enqueue(g, a->obj_id, njobs)) != QUEUE_OK)
 		return catalog_abort(g, rc, "enqueue of the deliveries", true,
 		    err);
@@ -699,6 +806,8 @@ catalog_delete(struct gwdb *g, const char *obj_id, const char *by, int *rev,
 	if (rc != SQLITE_ROW)
 		return catalog_abort(g, gwdb_rc(rc), "catalog write", false,
 		    err);
+	if ((rc = catalog_index(g, obj_id)) != QUEUE_OK)
+		return catalog_abort(g, rc, "search index", false, err);
 	if ((rc = catalog_enqueue(g, obj_id, njobs)) != QUEUE_OK)
 		return catalog_abort(g, rc, "enqueue of the deliveries", true,
 		    err);

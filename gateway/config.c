@@ -84,10 +84,10 @@ static const struct cfg_key cfg_keys[] = {
 	{ SECT_GATEWAY, "manufacturer", CT_STR, G(manufacturer), "mosgw", 0, 0,
 	    128, NULL },
 	{ SECT_GATEWAY, "model", CT_STR, G(model), "mosgw", 0, 0, 128, NULL },
-	{ SECT_GATEWAY, "hw_rev", CT_STR, G(hw_rev), "", 0, 0, 128, NULL },
+	{ SECT_GATEWAY, "hw_rev", CT_STR, G(hw_rev), MOSGW_HW_REV, 0, 0, 128, NULL },
 	{ SECT_GATEWAY, "sw_rev", CT_STR, G(sw_rev), MOSGW_VERSION, 0, 0, 128,
 	    NULL },
-	{ SECT_GATEWAY, "dom", CT_STR, G(dom), "", 0, 0, 128, NULL },
+	{ SECT_GATEWAY, "dom", CT_STR, G(dom), MOSGW_DOM, 0, 0, 128, NULL },
 	{ SECT_GATEWAY, "sn", CT_STR, G(sn), "", 0, 0, 128, NULL },
 	{ SECT_GATEWAY, "id", CT_STR, G(id), "", 0, 0, 128, NULL },
 	{ SECT_GATEWAY, "max_frame", CT_SIZE, G(max_frame), "16777216", 0,
@@ -759,6 +759,11 @@ cfg_check_ncs(struct cfg_parse *p, struct ncs_conf *n)
 		cfg_error(p, cfg_ncs_line(n, "upper_port"), "[ncs.%s]: "
 		    "lower_port "
 		    "and upper_port are the same (%d)", n->name, n->lower_port);
+	if (n->query_port != 0 && (n->query_port == n->lower_port ||
+	    n->query_port == n->upper_port))
+		cfg_error(p, cfg_ncs_line(n, "query_port"), "[ncs.%s]: "
+		    "query_port is the same as lower_port or upper_port (%d)",
+		    n->name, n->query_port);
 	if (*n->buddy_host != '\0' &&
 	    n->buddy_lower_port == n->buddy_upper_port)
 		cfg_error(p, cfg_ncs_line(n, "buddy_upper_port"), "[ncs.%s]: "

@@ -261,6 +261,7 @@ dispatch_parsed(struct gw *gw, struct conn *c, struct ncs **ncsp,
 {
 	struct ncs		*n;
 	int32_t			 id;
+	size_t			 i;
 
 	if (m == NULL) {
 		dispatch_bad_frame(gw, c, f, err);
@@ -280,6 +281,11 @@ dispatch_parsed(struct gw *gw, struct conn *c, struct ncs **ncsp,
 	if (c->ncs[0] == '\0')
 		conn_set_ncs(c, n->conf->name);
 	dispatch_history(gw, c, f, m->type_name, id, "ok");
+	for (i = 0; i < m->warnings.n; i++)
+		log_event(LL_WARN, "msg.repaired", "conn=%llu ncs=%s port=%s "
+		    "type=%s message_id=%d what=%s", (unsigned long long)c->id,
+		    log_q(n->conf->name), gw_port_name(c->port),
+		    log_q(m->type_name), (int)id, log_q(m->warnings.v[i]));
 	if (log_enabled(LL_DEBUG))
 		log_event(LL_DEBUG, "msg.in", "conn=%llu ncs=%s port=%s "
 		    "type=%s "
@@ -346,6 +352,18 @@ dispatch_answer(struct gw *gw, struct conn *c, struct ncs *ncs,
 		return;
 	case MOS_T_MOS_REQ_ALL:
 		profile1_req_all(gw, c, ncs, m);
+		return;
+	case MOS_T_MOS_OBJ_CREATE:
+		profile3_obj_create(gw, c, ncs, m);
+		return;
+	case MOS_T_MOS_REQ_OBJ_ACTION:
+		profile3_req_obj_action(gw, c, ncs, m);
+		return;
+	case MOS_T_MOS_REQ_SEARCHABLE_SCHEMA:
+		profile3_req_searchable_schema(gw, c, ncs, m);
+		return;
+	case MOS_T_MOS_REQ_OBJ_LIST:
+		profile3_req_obj_list(gw, c, ncs, m);
 		return;
 	case MOS_T_KEEP_ALIVE:
 		return;		/* MOS 4.0: no reply */

@@ -26,6 +26,8 @@
 
 #define MOSGW_VERSION	"0.1.0"
 #define MOSGW_MOS_REV	"2.8.5"
+#define MOSGW_HW_REV	"1.0"		/* listMachInfo hwRev: software only */
+#define MOSGW_DOM	"2026-12-01"	/* listMachInfo DOM: this release */
 
 #ifndef nitems
 #define nitems(a)	(sizeof (a) / sizeof (a)[0])
@@ -49,6 +51,7 @@ struct listener;
 struct publisher;
 struct pub_work;
 struct reqall;
+struct p3_recent;
 struct dbw;
 struct sockaddr;
 struct srclim;
@@ -329,7 +332,7 @@ void	 config_print_defaults(FILE *);
 /* ------------------------------------------------------------------------ */
 /* gwdb.c: the gateway's tables beside the queue's, in the same file. */
 
-#define GWDB_SCHEMA_VERSION	2
+#define GWDB_SCHEMA_VERSION	3
 #define GWDB_APPLICATION_ID	0x4d4f5347	/* "MOSG": PRAGMA application_id */
 
 enum gwdb_stmt {
@@ -349,6 +352,11 @@ enum gwdb_stmt {
 	ST_MSGID_GET,
 	ST_MSGID_PUT,
 	ST_HISTORY_ADD,
+	ST_FTS_KEY,		/* the search index (schema 3) */
+	ST_FTS_DEL,
+	ST_FTS_ADD,
+	ST_SEARCH_COUNT,	/* a general search alone (search.c) */
+	ST_SEARCH_PAGE,
 	ST_META_GET,
 	ST_META_PUT,
 	/* rostore.c */
@@ -500,6 +508,15 @@ struct catalog_asset {
 #define CATALOG_LANE_PREFIX	"ncs:"
 #define CATALOG_KIND_PUBLISH	"publish"
 
+/* The search rank: bm25 with the slug weighing most (lower ranks first). */
+#define GWDB_RANK	"bm25(asset_fts, 10.0, 4.0, 2.0, 1.0)"
+
+/* The columns catalog_row reads, from the assets table as "a". */
+#define CATALOG_COLS \
+	"a.obj_id, a.slug, a.type, a.tb, a.dur, a.rev, a.air, a.status," \
+	" a.abstract, a.description, a.obj_group, a.created_by, a.created," \
+	" a.changed_by, a.changed, a.deleted"
+
 /* Check an asset as given to put (lengths, values, XML of the text fields). */
 int	 catalog_validate(const struct catalog_asset *, char **err);
 /*
@@ -526,6 +543,14 @@ int	 catalog_get(struct gwdb *, const char *obj_id, struct catalog_asset *);
 int	 catalog_list(struct gwdb *, const char *after, bool deleted_too,
 	    struct catalog_asset *out, size_t max, size_t *n);
 void	 catalog_asset_clear(struct catalog_asset *);
+/* The scalar fields from a row of CATALOG_COLS; then its child rows. */
+void	 catalog_row(struct sqlite3_stmt *, struct catalog_asset *);
+int	 catalog_load_children(struct gwdb *, struct catalog_asset *);
+/*
+ * The plain text of verbatim XML text (markup dropped, entities decoded),
+ * appended to sb: what the search index holds (SQL mosgw_text()).
+ */
+void	 catalog_plain_text(struct sbuf *, const char *);
 void	 catalog_add_path(struct catalog_asset *, int kind, const char *tech,
 	    const char *url);
 void	 catalog_add_meta(struct catalog_asset *, const char *scope,
@@ -669,6 +694,59 @@ struct rostat	*rostat_new(struct ncs *);
 void		 rostat_free(struct rostat *);
 /* Claim and deliver the next job when the upper link is up. */
 void		 rostat_pump(struct rostat *);
+
+/* ------------------------------------------------------------------------ */
+/* search.c: search over the catalog (mosReqObjList) on the FTS5 index. */
+
+enum search_op {
+	SEARCH_EQ = 0,
+	SEARCH_NE,
+	SEARCH_LT,
+	SEARCH_LE,
+	SEARCH_GT,
+	SEARCH_GE,
+	SEARCH_CONTAINS,
+};
+
+/* Conditions of one group are ANDed, the groups ORed (searchGroup). */
+struct search_cond {
+	int		 group;
+	int		 col;		/* in search.c's column table */
+	enum search_op	 op;
+	char		*value;
+};
+
+struct search_sort {
+	int		 col;
+	int		 order;		/* sortByOrder: lower sorts first */
+	bool		 desc;
+};
+
+struct search_query {
+	const char		*text;		/* generalSearch, may be NULL */
+	struct search_cond	*cond;
+	size_t			 ncond;
+	struct search_sort	*sort;
+	size_t			 nsort;
+	int64_t			 offset;	/* results to skip */
+	const char		*xpath_seen;	/* for error messages */
+};
+
+/* The searchable element names, for messages and docs. */
+const char *search_field_names(void);
+/* One searchField (XPath, sortByOrder, sortType) into q. 0, or -1 and err. */
+int	 search_add_field(struct search_query *, int group, const char *xpath,
+	    const char *sort_order, const char *sort_type, char **err);
+void	 search_query_clear(struct search_query *);
+/* generalSearch as an FTS5 query (every word, quoted); false if no word. */
+bool	 search_fts_query(struct sbuf *, const char *text);
+/*
+ * Up to max matching assets from q->offset on, ranked (sort keys, then
+ * bm25 when there is a general search, then slug), and the total count.
+ */
+int	 search_run(struct gwdb *, const struct search_query *,
+	    struct catalog_asset *out, size_t max, size_t *n, int64_t *total,
+	    char **err);
 
 /* ------------------------------------------------------------------------ */
 /* msgid.c: our messageIDs per NCS and port, reserved in blocks. */
@@ -988,7 +1066,7 @@ int		 dispatch_reply(struct conn *, struct mos_msg *,
     const char *outcome);
 
 /* ------------------------------------------------------------------------ */
-/* profile0.c, profile1.c */
+/* profile0.c, profile1.c, profile3.c */
 
 void	 profile0_heartbeat(struct gw *, struct conn *, struct ncs *,
 	    const struct mos_msg *);
@@ -1000,6 +1078,27 @@ void	 profile1_req_all(struct gw *, struct conn *, struct ncs *,
 	    const struct mos_msg *);
 /* Stop a running mosReqAll answer for that NCS. */
 void	 profile1_req_all_stop(struct ncs *);
+
+/* profile3.c: placeholders and search (see the file's head comment). */
+#define PROFILE3_LANE		"mam"		/* jobs for the MAM's worker */
+#define PROFILE3_KIND_CREATE	"obj-create"
+#define PROFILE3_KIND_UPDATE	"obj-update"
+#define PROFILE3_KIND_DELETE	"obj-delete"
+#define PROFILE3_ID_PREFIX	"PH-"		/* placeholder objIDs: PH-000001 */
+#define PROFILE3_SCHEMA		"urn:mosgw:search:1"	/* mosSchema */
+#define PROFILE3_PAGE_DEFAULT	20	/* without listReturnEnd */
+#define PROFILE3_PAGE_MAX	100	/* objects in one mosObjList */
+
+void	 profile3_obj_create(struct gw *, struct conn *, struct ncs *,
+	    const struct mos_msg *);
+void	 profile3_req_obj_action(struct gw *, struct conn *, struct ncs *,
+	    const struct mos_msg *);
+void	 profile3_req_searchable_schema(struct gw *, struct conn *,
+	    struct ncs *, const struct mos_msg *);
+void	 profile3_req_obj_list(struct gw *, struct conn *, struct ncs *,
+	    const struct mos_msg *);
+/* Forget the answers kept for retries (the NCS goes away). */
+void	 profile3_forget(struct ncs *);
 
 /* ------------------------------------------------------------------------ */
 /* profile2.c: running orders from the NCS (Profiles 2, 4, mosItemReplace). */
@@ -1024,6 +1123,11 @@ void	 profile4_link_up(struct ncs *);
 
 /* ------------------------------------------------------------------------ */
 /* link.c: our own outbound connection to one NCS target and port. */
+/*
+ * link.c: our own outbound connection to one NCS target and port. The query
+ * link (an NCS with query_port) carries nothing of ours and no heartbeats:
+ * it is kept open for the NCS's Profile 3 requests, answered on it.
+ */
 
 enum link_state {
 	LINK_DOWN = 0,
@@ -1126,6 +1230,7 @@ struct ncs {
 	struct gw		*gw;
 	struct ncs_conf		*conf;		/* owned copy */
 	struct link		*link[2][2];	/* [target][lower, upper] */
+	struct link		*qlink;		/* to the primary's query_port */
 	int			 active;	/* 0 primary, 1 buddy */
 	bool			 hold_buddy;	/* main "not yet updated" */
 	struct msgid		*mid[2];	/* lower, upper */
@@ -1134,6 +1239,7 @@ struct ncs {
 	struct reqall		*reqall;
 	struct ro_pending_list	 ro_pending;	/* our roReqs in flight */
 	struct rostat		*rostat;	/* roElementStat deliveries */
+	struct p3_recent	*p3recent;	/* profile3.c: for retries */
 	struct event		*tick_ev;
 	struct acl		 allow;		/* conf->allow, parsed */
 	struct addr		 hosts[8];	/* host, buddy_host (`hosts`) */

@@ -635,8 +635,10 @@ gw_stop_cb(evutil_socket_t fd, short ev, void *arg)
 
 	(void)fd;
 	(void)ev;
+	/* A mosObj in flight on a link that is down gets no ack: no wait. */
 	for (n = TAILQ_FIRST(&gw->ncs); n != NULL; n = TAILQ_NEXT(n, entry))
-		busy = busy || publisher_busy(n->pub);
+		busy = busy || (publisher_busy(n->pub) &&
+		    link_is_up(ncs_active_link(n, GW_PORT_LOWER)));
 	if (busy && util_mono_ms() < gw->stop_deadline)
 		return;
 	event_del(gw->stop_ev);

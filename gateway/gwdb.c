@@ -16,6 +16,14 @@
 
 #include "gateway/gateway.h"
 
+/* The asset_fts row of asset a (key k), in plain text. */
+#define GWDB_FTS_ROW \
+	"k.id, mosgw_text(a.slug), mosgw_text(a.abstract)," \
+	" mosgw_text(a.description), (SELECT group_concat(" \
+	" mosgw_text(m.payload), ' ') FROM asset_meta m" \
+	" WHERE m.obj_id = a.obj_id)"
+
+
 static const char *const gwdb_schema_v1 =
 	"CREATE TABLE IF NOT EXISTS gw_meta("
 	" key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
@@ -80,9 +88,27 @@ static const char *const gwdb_schema_v2 =
 	"CREATE INDEX ro_item_pos ON ro_item(ro, story_id, pos);"
 	"CREATE INDEX ro_item_obj ON ro_item(obj_id);";
 
+/*
+ * Version 3: the search index. asset_key gives every objID a stable integer
+ * (the rowid of its asset_fts row); asset_fts holds the plain text of the
+ * slug, abstract, description and external metadata payloads of every asset
+ * that is not deleted. catalog_put/catalog_delete keep it in step inside
+ * their transaction (ST_FTS_*); the migration indexes what exists.
+ */
+static const char *const gwdb_schema_v3 =
+	"CREATE TABLE asset_key("
+	" id INTEGER PRIMARY KEY, obj_id TEXT NOT NULL UNIQUE);"
+	"CREATE VIRTUAL TABLE asset_fts USING fts5("
+	" slug, abstract, description, meta,"
+	" tokenize = 'unicode61 remove_diacritics 2');"
+	"INSERT INTO asset_key(obj_id) SELECT obj_id FROM assets;"
+	"INSERT INTO asset_fts(rowid, slug, abstract, description, meta)"
+	" SELECT " GWDB_FTS_ROW " FROM assets a"
+	" JOIN asset_key k ON k.obj_id = a.obj_id WHERE a.deleted = 0;";
+
 /* Migrations: entry i takes the schema from version i to i + 1. */
 static const char *const *const gwdb_migrations[] = { &gwdb_schema_v1,
-	&gwdb_schema_v2 };
+	&gwdb_schema_v2, &gwdb_schema_v3 };
 
 #define ASSET_COLS \
 	"obj_id, slug, type, tb, dur, rev, air, status, abstract," \
@@ -140,6 +166,21 @@ static const char *const gwdb_sql[ST__COUNT] = {
 	[ST_HISTORY_ADD] = "INSERT INTO history(t_ms, ncs, port, dir, conn,"
 	    " message_id, type, outcome, xml)"
 	    " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+	[ST_FTS_KEY] = "INSERT INTO asset_key(obj_id) VALUES(?1)"
+	    " ON CONFLICT(obj_id) DO NOTHING",
+	[ST_FTS_DEL] = "DELETE FROM asset_fts WHERE rowid ="
+	    " (SELECT id FROM asset_key WHERE obj_id = ?1)",
+	[ST_FTS_ADD] = "INSERT INTO asset_fts(rowid, slug, abstract,"
+	    " description, meta) SELECT " GWDB_FTS_ROW " FROM assets a"
+	    " JOIN asset_key k ON k.obj_id = a.obj_id"
+	    " WHERE a.obj_id = ?1 AND a.deleted = 0",
+	[ST_SEARCH_COUNT] = "SELECT count(*) FROM asset_fts"
+	    " WHERE asset_fts MATCH ?1",
+	[ST_SEARCH_PAGE] = "SELECT " CATALOG_COLS " FROM (SELECT rowid AS id,"
+	    " " GWDB_RANK " AS r FROM asset_fts WHERE asset_fts MATCH ?1"
+	    " ORDER BY r, rowid LIMIT ?2 OFFSET ?3) f"
+	    " JOIN asset_key k ON k.id = f.id"
+	    " JOIN assets a ON a.obj_id = k.obj_id ORDER BY f.r, f.id",
 	[ST_META_GET] = "SELECT value FROM gw_meta WHERE key = ?1",
 	[ST_META_PUT] = "INSERT INTO gw_meta(key, value) VALUES(?1, ?2)"
 	    " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
@@ -371,6 +412,24 @@ fail:
 	return rc;
 }
 
+/* SQL mosgw_text(x): the plain text of verbatim XML text (see catalog.c). */
+static void
+gwdb_text_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct sbuf	 sb = { NULL, 0, 0 };
+	const char	*s;
+
+	(void)argc;
+	if ((s = (const char *)sqlite3_value_text(argv[0])) == NULL) {
+		sqlite3_result_null(ctx);
+		return;
+	}
+	catalog_plain_text(&sb, s);
+	sqlite3_result_text(ctx, sb.s != NULL ? sb.s : "", -1,
+	    SQLITE_TRANSIENT);
+	sbuf_free(&sb);
+}
+
 /* Open the database: the queue first, then our tables. */
 int
 gwdb_open(struct gwdb **out, const struct gwdb_opts *o, char **err)
@@ -401,6 +460,14 @@ gwdb_open(struct gwdb **out, const struct gwdb_opts *o, char **err)
 		return rc;
 	}
 	g->db = queue_db(g->q);
+	if (sqlite3_create_function(g->db, "mosgw_text", 1, SQLITE_UTF8 |
+	    SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL, gwdb_text_fn, NULL,
+	    NULL) != SQLITE_OK) {
+		xasprintf(err, "cannot register mosgw_text: %s",
+		    sqlite3_errmsg(g->db));
+		gwdb_close(g);
+		return QUEUE_EIO;
+	}
 	if ((rc = gwdb_migrate(g, err)) != QUEUE_OK) {
 		gwdb_close(g);
 		return rc;

@@ -74,6 +74,8 @@ link_port_number(const struct link *l)
 {
 	const struct ncs_conf	*c = l->ncs->conf;
 
+	if (l->port == GW_PORT_QUERY)
+		return c->query_port;
 	if (l->target == 0)
 		return l->port == GW_PORT_LOWER ? c->lower_port : c->upper_port;
 	return l->port == GW_PORT_LOWER ? c->buddy_lower_port :
@@ -295,8 +297,8 @@ link_tick_cb(evutil_socket_t fd, short ev, void *arg)
 
 	(void)fd;
 	(void)ev;
-	if (!link_is_up(l) || hb <= 0)
-		return;
+	if (!link_is_up(l) || hb <= 0 || l->port == GW_PORT_QUERY)
+		return;		/* NCSs do not heartbeat the query port */
 	if (l->inflight != NULL && l->inflight_hb) {
 		age = now - l->sent_mono;
 		if (age * 2 > hb * 5) {
@@ -486,8 +488,9 @@ link_kick(struct link *l)
 	struct link_msg_list	*q = &n->q[l->port == GW_PORT_LOWER ? 0 : 1];
 	struct link_msg		*lm;
 
-	if (!link_ready(l) || l->target != n->active)
-		return;
+	if (!link_ready(l) || l->target != n->active ||
+	    l->port == GW_PORT_QUERY)
+		return;		/* nothing of ours goes on the query link */
 	if ((lm = TAILQ_FIRST(q)) == NULL)
 		return;
 	if (lm->message_id == 0 && (lm->message_id = msgid_next(

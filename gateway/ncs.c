@@ -141,6 +141,8 @@ ncs_new(struct gw *gw, const struct ncs_conf *conf)
 			n->link[t][p] = link_new(n, t, p == 0 ? GW_PORT_LOWER :
 			    GW_PORT_UPPER);
 	}
+	if (conf->query_port != 0)
+		n->qlink = link_new(n, 0, GW_PORT_QUERY);
 	n->pub = publisher_new(n);
 	n->rostat = rostat_new(n);
 	n->tick_ev = event_new(gw->base, -1, EV_PERSIST, ncs_tick_cb, n);
@@ -162,6 +164,8 @@ ncs_start(struct ncs *n)
 		if (ncs_has_buddy(n) && !n->conf->hot_standby)
 			link_enable(n->link[1][p], true);
 	}
+	if (n->qlink != NULL)
+		link_enable(n->qlink, true);
 	event_add(n->tick_ev, &tv);
 	log_event(LL_INFO, "ncs.start", "ncs=%s ncs_id=%s host=%s buddy=%s "
 	    "publish=%s", n->conf->name, log_q(n->conf->ncs_id),
@@ -195,11 +199,13 @@ ncs_free(struct ncs *n)
 	if (n == NULL)
 		return;
 	profile1_req_all_stop(n);
+	profile3_forget(n);
 	publisher_release_all(n->pub);
 	for (t = 0; t < 2; t++) {
 		for (p = 0; p < 2; p++)
 			link_free(n->link[t][p]);
 	}
+	link_free(n->qlink);
 	ncs_cancel_all(n);
 	rostat_free(n->rostat);
 	publisher_free(n->pub);

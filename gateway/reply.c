@@ -158,15 +158,15 @@ reply_list_mach_info(const struct gw_config *cfg, const char *ncs_id,
 	l->hw_rev = mos_msg_strdup(m, cfg->hw_rev);
 	l->sw_rev = mos_msg_strdup(m, cfg->sw_rev);
 	l->dom = mos_msg_strdup(m, cfg->dom);
-	l->sn = mos_msg_strdup(m, cfg->sn);
-	l->id = mos_msg_strdup(m, cfg->id);
+	l->sn = mos_msg_strdup(m, *cfg->sn != '\0' ? cfg->sn : cfg->mos_id);
+	l->id = mos_msg_strdup(m, *cfg->id != '\0' ? cfg->id : cfg->mos_id);
 	mos_time_now(&l->time);
 	l->op_time.sec = started_ms / 1000;
 	l->op_time.ms = (int32_t)(started_ms % 1000);
 	l->op_time.flags = MOS_TIME_SET | MOS_TIME_FRAC | MOS_TIME_ZONE;
 	l->mos_rev = MOSGW_MOS_REV;
 	for (i = 0; i < 8; i++)
-		l->profiles[i] = i <= 2 || i == 4 ? 1 : 0;
+		l->profiles[i] = i <= 4 ? 1 : 0;
 	l->device_type = "MOS";
 	return m;
 }

@@ -213,6 +213,7 @@ mos_msg_to_json(const struct mos_msg *m)
 {
 	json_t	*o, *body;
 	char	*s = NULL;
+	size_t	 i;
 
 	if (m == NULL || (unsigned)m->type >= MOS_T__COUNT ||
 	    (o = json_object()) == NULL)
@@ -235,6 +236,16 @@ mos_msg_to_json(const struct mos_msg *m)
 	} else if (jset(o, "body", struct_to_json(mos_tdescs[m->type].body,
 	    &m->u)) == -1)
 		goto done;
+	if (m->warnings.n > 0) {
+		if ((body = json_array()) == NULL || jset(o, "warnings", body) ==
+		    -1)
+			goto done;
+		for (i = 0; i < m->warnings.n; i++) {
+			if (json_array_append_new(body,
+			    json_string(m->warnings.v[i])) == -1)
+				goto done;
+		}
+	}
 	s = json_dumps(o, JSON_DUMP_FLAGS);
 done:
 	json_decref(o);
@@ -618,8 +629,8 @@ envelope_from_json(struct jctx *c, json_t *o)
 
 	json_object_foreach(o, key, v) {
 		if (strcmp(key, "type") == 0 || strcmp(key, "name") == 0 ||
-		    strcmp(key, "body") == 0)
-			continue;
+		    strcmp(key, "body") == 0 || strcmp(key, "warnings") == 0)
+			continue;	/* warnings: what decode reported */
 		if (strcmp(key, "mosID") == 0) {
 			if (jstr(c, v, &c->m->mos_id) == -1)
 				return -1;

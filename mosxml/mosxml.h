@@ -397,6 +397,7 @@ struct mos_item {
 	const char	*item_trigger;	/* MANUAL | TIMED | CHAINED +-n */
 	const char	*macro_in;
 	const char	*macro_out;
+	const char	*mos_item_editor_prog_id;	/* ENPS: the editor plug-in */
 	MOS_ARRAY(struct mos_ext_meta)	ext_meta;
 };
 
@@ -643,6 +644,12 @@ struct mos_msg {
 	const char	*ncs_id;
 	bool		 has_message_id;
 	int32_t		 message_id;	/* >= 1 when present; hex input is converted */
+	/*
+	 * What lenient mode repaired, one line each with the element path
+	 * ("roCreate/story/item: itemEdStart: \"-5\" is below 0, read as
+	 * 0"); not part of the model (mos_msg_equal ignores it).
+	 */
+	MOS_ARRAY(const char *)	warnings;
 	union {
 		struct mos_heartbeat		heartbeat;
 		struct mos_list_mach_info	list_mach_info;

@@ -136,6 +136,28 @@ mos_parse_set_max(size_t max)
 	parse_max = max == 0 ? MOS_FRAME_MAX_DEFAULT : max;
 }
 
+/* The element path and ": " into buf ("roCreate/story/item: "); its length. */
+static size_t
+ppath(const struct pctx *c, char *buf, size_t len)
+{
+	size_t	off = 0;
+	int	i, n;
+
+	buf[0] = '\0';
+	for (i = 1; i < c->sp && off < 128; i++) {
+		if (c->st[i].kind == FR_FIELD && c->st[i].sd == NULL)
+			continue;	/* the message names the field */
+		n = snprintf(buf + off, len - off, "%s%s", off ? "/" : "",
+		    c->st[i].name);
+		off += n > 0 ? (size_t)n : 0;
+	}
+	if (off > 0 && off < len - 3) {
+		memcpy(buf + off, ": ", 3);
+		off += 2;
+	}
+	return off;
+}
+
 /* Record an error with the element path; stops a running parse. */
 static int
 perr(struct pctx *c, enum mos_err code, const char *fmt, ...)
@@ -145,8 +167,7 @@ static int
 perr(struct pctx *c, enum mos_err code, const char *fmt, ...)
 {
 	va_list	ap;
-	size_t	off = 0;
-	int	i, n;
+	size_t	off;
 
 	if (c->failed)
 		return -1;
@@ -154,17 +175,7 @@ perr(struct pctx *c, enum mos_err code, const char *fmt, ...)
 	if (c->ctxt != NULL)
 		xmlStopParser(c->ctxt);
 	c->err->code = code;
-	for (i = 1; i < c->sp && off < 128; i++) {
-		if (c->st[i].kind == FR_FIELD && c->st[i].sd == NULL)
-			continue;	/* the message names the field */
-		n = snprintf(c->err->msg + off, sizeof c->err->msg - off, "%s%s",
-		    off ? "/" : "", c->st[i].name);
-		off += n > 0 ? (size_t)n : 0;
-	}
-	if (off > 0 && off < sizeof c->err->msg - 3) {
-		memcpy(c->err->msg + off, ": ", 3);
-		off += 2;
-	}
+	off = ppath(c, c->err->msg, sizeof c->err->msg);
 	if (off < sizeof c->err->msg) {
 		va_start(ap, fmt);
 		vsnprintf(c->err->msg + off, sizeof c->err->msg - off, fmt, ap);
@@ -173,6 +184,38 @@ perr(struct pctx *c, enum mos_err code, const char *fmt, ...)
 	if (c->ctxt != NULL && c->ctxt->input != NULL)
 		c->err->line = c->ctxt->input->line;
 	return -1;
+}
+
+#define WARN_MAX	64	/* repairs recorded per message */
+
+/*
+ * Lenient mode repaired a value (clamped a number out of range): record it
+ * with the element path in the message's warnings, for the caller to log.
+ */
+static void	*arr_push(struct pctx *, void *, size_t);
+static int	 perr_nomem(struct pctx *);
+static void	 pwarn(struct pctx *c, const char *fmt, ...)
+		    __attribute__((format(printf, 2, 3)));
+
+static void
+pwarn(struct pctx *c, const char *fmt, ...)
+{
+	va_list		 ap;
+	const char	**slot;
+	char		 buf[256];
+	size_t		 off;
+
+	if (c->m->warnings.n >= WARN_MAX)
+		return;
+	off = ppath(c, buf, sizeof buf);
+	if (off < sizeof buf) {
+		va_start(ap, fmt);
+		vsnprintf(buf + off, sizeof buf - off, fmt, ap);
+		va_end(ap);
+	}
+	if ((slot = arr_push(c, &c->m->warnings, sizeof *slot)) != NULL &&
+	    (*slot = mos_msg_strdup(c->m, buf)) == NULL)
+		perr_nomem(c);
 }
 
 /* Out of memory. */
@@ -214,6 +257,35 @@ frame_dup(struct pctx *c, const struct frame *fr)
 {
 	return mos_msg_strndup_raw(c->m, c->tb.len > fr->tstart ?
 	    (const char *)c->tb.data + fr->tstart : "", c->tb.len - fr->tstart);
+}
+
+/*
+ * An identifier (MOS_F_ID, and the envelope's mosID and ncsID) without the
+ * white space around it, so that a pretty-printed <storyID> and the same ID
+ * written tight are one ID (docs/mosmsg.md). s is an arena copy.
+ */
+static char *
+id_trim(char *s)
+{
+	size_t	len;
+
+	if (s == NULL)
+		return NULL;
+	while (is_space(*s))
+		s++;
+	len = strlen(s);
+	while (len > 0 && is_space(s[len - 1]))
+		s[--len] = '\0';
+	return s;
+}
+
+/* An arena copy of a field's text, trimmed if it is an identifier. */
+static char *
+field_dup(struct pctx *c, const struct frame *fr, const struct mos_fdesc *f)
+{
+	char	*s = frame_dup(c, fr);
+
+	return f != NULL && (f->flags & MOS_F_ID) ? id_trim(s) : s;
 }
 
 /* An arena copy of an attribute value; SAX2 leaves '&' as "&#38;" there. */
@@ -259,6 +331,25 @@ check_str(struct pctx *c, const struct mos_fdesc *f, const char **sp)
 	return 0;
 }
 
+/*
+ * Lenient: a whole number out of the unsigned 32-bit range. Returns 0 for
+ * a negative one, UINT32_MAX + 2 for one too large, 1 for not a number.
+ */
+static uint64_t
+number_clamp(const char *s)
+{
+	size_t	n;
+
+	if (*s == '-') {
+		n = strspn(s + 1, "0123456789");
+		return n > 0 && s[1 + n] == '\0' ? 0 : 1;
+	}
+	if (*s == '+')
+		s++;
+	n = strspn(s, "0123456789");
+	return n > 0 && s[n] == '\0' ? UINT32_MAX + 2ULL : 1;
+}
+
 /* Parse trimmed text into a number, decimal, time or duration field. */
 static int
 parse_scalar(struct pctx *c, const struct mos_fdesc *f, const char *s,
@@ -275,9 +366,18 @@ parse_scalar(struct pctx *c, const struct mos_fdesc *f, const char *s,
 	}
 	switch (f->kind) {
 	case MOS_FK_U32:
-		if (mos_parse_number(s, UINT32_MAX, &v) == -1)
+		if (mos_parse_number(s, UINT32_MAX, &v) == -1 &&
+		    (c->mode == MOS_STRICT || (v = number_clamp(s)) == 1))
 			return perr(c, MOS_E_FIELD, "%s: \"%.40s\" is not a "
 			    "number from 0 to 4294967295", f->name, s);
+		if (v == 0 && *s == '-') {
+			pwarn(c, "%s: \"%.40s\" is below 0, read as 0",
+			    f->name, s);
+		} else if (v == UINT32_MAX + 2ULL) {
+			v = UINT32_MAX;
+			pwarn(c, "%s: \"%.40s\" is above 4294967295, read "
+			    "as 4294967295", f->name, s);
+		}
 		if ((f->flags & MOS_F_REV) && c->mode == MOS_STRICT && v > 999)
 			return perr(c, MOS_E_FIELD, "%s: %lu exceeds 999",
 			    f->name, (unsigned long)v);
@@ -463,6 +563,7 @@ struct_attrs(struct pctx *c, struct frame *fr, int nb, const xmlChar **a)
 {
 	const struct mos_fdesc	*f;
 	const char		*s;
+	char			*t;
 	int			 i;
 
 	for (i = 0; i < nb; i++) {
@@ -470,8 +571,9 @@ struct_attrs(struct pctx *c, struct frame *fr, int nb, const xmlChar **a)
 		    (const char *)a[i * 5])) == NULL)
 			continue;
 		fr->seen |= (uint64_t)1 << (f - fr->sd->f);
-		if ((s = attr_dup(c, a[i * 5 + 3], a[i * 5 + 4])) == NULL)
+		if ((t = attr_dup(c, a[i * 5 + 3], a[i * 5 + 4])) == NULL)
 			return perr_nomem(c);
+		s = (f->flags & MOS_F_ID) ? id_trim(t) : t;
 		if (check_str(c, f, &s) == -1)
 			return -1;
 		*(const char **)MOS_FP(fr->base, f) = s;
@@ -1053,7 +1155,7 @@ field_env_id(struct pctx *c, const struct frame *fr, const char **dst)
 		perr(c, MOS_E_ENVELOPE, "%s appears twice", fr->name);
 		return;
 	}
-	if ((*dst = frame_dup(c, fr)) == NULL)
+	if ((*dst = id_trim(frame_dup(c, fr))) == NULL)
 		perr_nomem(c);
 }
 
@@ -1068,7 +1170,7 @@ field_value(struct pctx *c, const struct frame *fr)
 
 	switch (f->kind) {
 	case MOS_FK_STR: case MOS_FK_XML: case MOS_FK_TEXT:
-		if ((s = frame_dup(c, fr)) == NULL) {
+		if ((s = field_dup(c, fr, f)) == NULL) {
 			perr_nomem(c);
 			return;
 		}
@@ -1101,7 +1203,7 @@ field_end(struct pctx *c, const struct frame *fr)
 			check_required(c, fr);
 		return;
 	case SINK_STRS:
-		if ((s = frame_dup(c, fr)) == NULL)
+		if ((s = field_dup(c, fr, fr->f)) == NULL)
 			perr_nomem(c);
 		else if (check_str(c, fr->f, &s) == 0)
 			*(const char **)fr->slot = s;

@@ -13,6 +13,7 @@
 #define R	MOS_F_REQ
 #define K	(MOS_F_KEY | MOS_F_REQ)
 #define L	MOS_F_MAX128
+#define I	MOS_F_ID
 
 #define F(st, nm, k, fl, mem) \
 	{ nm, k, fl, offsetof(st, mem), 0, NULL, NULL, NULL }
@@ -118,7 +119,7 @@ static const struct mos_sdesc sd_list_mach_info =
 /* Profile 1 */
 
 static const struct mos_fdesc f_obj[] = {
-	F(struct mos_obj, "objID", MOS_FK_STR, K | L, obj_id),
+	F(struct mos_obj, "objID", MOS_FK_STR, K | L | I, obj_id),
 	F(struct mos_obj, "objSlug", MOS_FK_STR, R | L, obj_slug),
 	F(struct mos_obj, "mosAbstract", MOS_FK_XML, 0, mos_abstract),
 	F(struct mos_obj, "objGroup", MOS_FK_STR, L, obj_group),
@@ -139,7 +140,7 @@ static const struct mos_fdesc f_obj[] = {
 static const struct mos_sdesc sd_obj = SD("mosObj", struct mos_obj, f_obj);
 
 static const struct mos_fdesc f_ack[] = {
-	F(struct mos_ack, "objID", MOS_FK_STR, R | L, obj_id),
+	F(struct mos_ack, "objID", MOS_FK_STR, R | L | I, obj_id),
 	FU(struct mos_ack, "objRev", R | MOS_F_REV, obj_rev, has_obj_rev),
 	FE(struct mos_ack, "status", MOS_FK_STR, R, status, v_ack),
 	F(struct mos_ack, "statusDescription", MOS_FK_STR, R,
@@ -148,7 +149,7 @@ static const struct mos_fdesc f_ack[] = {
 static const struct mos_sdesc sd_ack = SD("mosAck", struct mos_ack, f_ack);
 
 static const struct mos_fdesc f_req_obj[] = {
-	F(struct mos_req_obj, "objID", MOS_FK_STR, K | L, obj_id),
+	F(struct mos_req_obj, "objID", MOS_FK_STR, K | L | I, obj_id),
 };
 static const struct mos_sdesc sd_req_obj =
 	SD("mosReqObj", struct mos_req_obj, f_req_obj);
@@ -168,9 +169,9 @@ static const struct mos_sdesc sd_list_all =
 /* Profile 2 */
 
 static const struct mos_fdesc f_ro_ack_entry[] = {
-	F(struct mos_ro_ack_entry, "storyID", MOS_FK_STR, R | L, story_id),
-	F(struct mos_ro_ack_entry, "itemID", MOS_FK_STR, R | L, item_id),
-	F(struct mos_ro_ack_entry, "objID", MOS_FK_STR, R | L, obj_id),
+	F(struct mos_ro_ack_entry, "storyID", MOS_FK_STR, R | L | I, story_id),
+	F(struct mos_ro_ack_entry, "itemID", MOS_FK_STR, R | L | I, item_id),
+	F(struct mos_ro_ack_entry, "objID", MOS_FK_STR, R | L | I, obj_id),
 	F(struct mos_ro_ack_entry, "itemChannel", MOS_FK_STR, L, item_channel),
 	F(struct mos_ro_ack_entry, "status", MOS_FK_STR, R | L, status),
 };
@@ -178,7 +179,7 @@ static const struct mos_sdesc sd_ro_ack_entry =
 	SD("entries", struct mos_ro_ack_entry, f_ro_ack_entry);
 
 static const struct mos_fdesc f_ro_ack[] = {
-	F(struct mos_ro_ack, "roID", MOS_FK_STR, R | L, ro_id),
+	F(struct mos_ro_ack, "roID", MOS_FK_STR, R | L | I, ro_id),
 	F(struct mos_ro_ack, "roStatus", MOS_FK_STR, R, ro_status),
 	FS(struct mos_ro_ack, "entries", MOS_FK_GROUP, 0, entries,
 	    sd_ro_ack_entry),
@@ -187,11 +188,11 @@ static const struct mos_sdesc sd_ro_ack =
 	SD("roAck", struct mos_ro_ack, f_ro_ack);
 
 static const struct mos_fdesc f_item[] = {
-	F(struct mos_item, "itemID", MOS_FK_STR, K | L, item_id),
+	F(struct mos_item, "itemID", MOS_FK_STR, K | L | I, item_id),
 	F(struct mos_item, "itemSlug", MOS_FK_STR, L, item_slug),
-	F(struct mos_item, "objID", MOS_FK_STR, R | L, obj_id),
+	F(struct mos_item, "objID", MOS_FK_STR, R | L | I, obj_id),
 	F(struct mos_item, "objSlug", MOS_FK_STR, L, obj_slug),
-	F(struct mos_item, "mosID", MOS_FK_STR, R | L, mos_id),
+	F(struct mos_item, "mosID", MOS_FK_STR, R | L | I, mos_id),
 	F(struct mos_item, "mosPlugInID", MOS_FK_STR, 0, mos_plug_in_id),
 	F(struct mos_item, "mosAbstract", MOS_FK_XML, 0, mos_abstract),
 	FS(struct mos_item, "objPaths", MOS_FK_PTR, 0, obj_paths, sd_obj_paths),
@@ -205,12 +206,14 @@ static const struct mos_fdesc f_item[] = {
 	F(struct mos_item, "itemTrigger", MOS_FK_STR, 0, item_trigger),
 	F(struct mos_item, "macroIn", MOS_FK_STR, L, macro_in),
 	F(struct mos_item, "macroOut", MOS_FK_STR, L, macro_out),
+	F(struct mos_item, "mosItemEditorProgID", MOS_FK_STR, L,
+	    mos_item_editor_prog_id),
 	EXT_META(struct mos_item),
 };
 const struct mos_sdesc mos_sd_item = SD("item", struct mos_item, f_item);
 
 static const struct mos_fdesc f_story[] = {
-	F(struct mos_story, "storyID", MOS_FK_STR, K | L, story_id),
+	F(struct mos_story, "storyID", MOS_FK_STR, K | L | I, story_id),
 	F(struct mos_story, "storySlug", MOS_FK_STR, L, story_slug),
 	F(struct mos_story, "storyNum", MOS_FK_STR, L, story_num),
 	EXT_META(struct mos_story),
@@ -221,7 +224,7 @@ static const struct mos_sdesc sd_story =
 
 /* roCreate, roReplace, roList; roMetadataReplace stops before story. */
 static const struct mos_fdesc f_ro[] = {
-	F(struct mos_ro, "roID", MOS_FK_STR, K | L, ro_id),
+	F(struct mos_ro, "roID", MOS_FK_STR, K | L | I, ro_id),
 	F(struct mos_ro, "roSlug", MOS_FK_STR, R | L, ro_slug),
 	F(struct mos_ro, "roChannel", MOS_FK_STR, L, ro_channel),
 	F(struct mos_ro, "roEdStart", MOS_FK_TIME, 0, ro_ed_start),
@@ -238,7 +241,7 @@ static const struct mos_sdesc sd_ro_meta =
 
 /* The ro summary of roListAll. */
 static const struct mos_fdesc f_ro_summary[] = {
-	F(struct mos_ro, "roID", MOS_FK_STR, K | L, ro_id),
+	F(struct mos_ro, "roID", MOS_FK_STR, K | L | I, ro_id),
 	F(struct mos_ro, "roSlug", MOS_FK_STR, L, ro_slug),
 	F(struct mos_ro, "roChannel", MOS_FK_STR, L, ro_channel),
 	F(struct mos_ro, "roEdStart", MOS_FK_TIME, 0, ro_ed_start),
@@ -250,7 +253,7 @@ static const struct mos_sdesc sd_ro_summary =
 	SD("ro", struct mos_ro, f_ro_summary);
 
 static const struct mos_fdesc f_ro_ref[] = {
-	F(struct mos_ro_ref, "roID", MOS_FK_STR, K | L, ro_id),
+	F(struct mos_ro_ref, "roID", MOS_FK_STR, K | L | I, ro_id),
 };
 static const struct mos_sdesc sd_ro_ref =
 	SD("roRef", struct mos_ro_ref, f_ro_ref);
@@ -258,10 +261,10 @@ static const struct mos_sdesc sd_ro_ref =
 static const struct mos_fdesc f_ro_element_stat[] = {
 	FE(struct mos_ro_element_stat, "element", MOS_FK_ATTR, R, element,
 	    v_element),
-	F(struct mos_ro_element_stat, "roID", MOS_FK_STR, K | L, ro_id),
-	F(struct mos_ro_element_stat, "storyID", MOS_FK_STR, L, story_id),
-	F(struct mos_ro_element_stat, "itemID", MOS_FK_STR, L, item_id),
-	F(struct mos_ro_element_stat, "objID", MOS_FK_STR, L, obj_id),
+	F(struct mos_ro_element_stat, "roID", MOS_FK_STR, K | L | I, ro_id),
+	F(struct mos_ro_element_stat, "storyID", MOS_FK_STR, L | I, story_id),
+	F(struct mos_ro_element_stat, "itemID", MOS_FK_STR, L | I, item_id),
+	F(struct mos_ro_element_stat, "objID", MOS_FK_STR, L | I, obj_id),
 	F(struct mos_ro_element_stat, "itemChannel", MOS_FK_STR, L,
 	    item_channel),
 	F(struct mos_ro_element_stat, "status", MOS_FK_STR, R | L, status),
@@ -271,7 +274,7 @@ static const struct mos_sdesc sd_ro_element_stat =
 	SD("roElementStat", struct mos_ro_element_stat, f_ro_element_stat);
 
 static const struct mos_fdesc f_ro_ready_to_air[] = {
-	F(struct mos_ro_ready_to_air, "roID", MOS_FK_STR, K | L, ro_id),
+	F(struct mos_ro_ready_to_air, "roID", MOS_FK_STR, K | L | I, ro_id),
 	FE(struct mos_ro_ready_to_air, "roAir", MOS_FK_STR, R | MOS_F_AIR,
 	    ro_air, v_air),
 };
@@ -279,8 +282,8 @@ static const struct mos_sdesc sd_ro_ready_to_air =
 	SD("roReadyToAir", struct mos_ro_ready_to_air, f_ro_ready_to_air);
 
 static const struct mos_fdesc f_element_target[] = {
-	F(struct mos_element_target, "storyID", MOS_FK_STR, R | L, story_id),
-	F(struct mos_element_target, "itemID", MOS_FK_STR, L, item_id),
+	F(struct mos_element_target, "storyID", MOS_FK_STR, R | L | I, story_id),
+	F(struct mos_element_target, "itemID", MOS_FK_STR, L | I, item_id),
 };
 static const struct mos_sdesc sd_element_target =
 	SD("element_target", struct mos_element_target, f_element_target);
@@ -290,8 +293,8 @@ static const struct mos_fdesc f_element_source[] = {
 	    sd_story),
 	FS(struct mos_element_source, "item", MOS_FK_ARRAY, 0, item,
 	    mos_sd_item),
-	F(struct mos_element_source, "storyID", MOS_FK_STRS, L, story_id),
-	F(struct mos_element_source, "itemID", MOS_FK_STRS, L, item_id),
+	F(struct mos_element_source, "storyID", MOS_FK_STRS, L | I, story_id),
+	F(struct mos_element_source, "itemID", MOS_FK_STRS, L | I, item_id),
 };
 static const struct mos_sdesc sd_element_source = { "element_source",
 	sizeof(struct mos_element_source), f_element_source,
@@ -300,7 +303,7 @@ static const struct mos_sdesc sd_element_source = { "element_source",
 static const struct mos_fdesc f_ro_element_action[] = {
 	FE(struct mos_ro_element_action, "operation", MOS_FK_ATTR, R,
 	    operation, v_ea_op),
-	F(struct mos_ro_element_action, "roID", MOS_FK_STR, K | L, ro_id),
+	F(struct mos_ro_element_action, "roID", MOS_FK_STR, K | L | I, ro_id),
 	FS(struct mos_ro_element_action, "element_target", MOS_FK_PTR, 0,
 	    element_target, sd_element_target),
 	FS(struct mos_ro_element_action, "element_source", MOS_FK_STRUCT, R,
@@ -312,12 +315,12 @@ static const struct mos_sdesc sd_ro_element_action =
 
 /* roStoryInsert, roStoryReplace; the first two for move/swap/delete. */
 static const struct mos_fdesc f_story_op[] = {
-	F(struct mos_ro_story_op, "roID", MOS_FK_STR, K | L, ro_id),
-	F(struct mos_ro_story_op, "storyID", MOS_FK_STRS, R | L, story_id),
+	F(struct mos_ro_story_op, "roID", MOS_FK_STR, K | L | I, ro_id),
+	F(struct mos_ro_story_op, "storyID", MOS_FK_STRS, R | L | I, story_id),
 	FS(struct mos_ro_story_op, "story", MOS_FK_ARRAY, R, story, sd_story),
 };
 static const struct mos_fdesc f_story_append[] = {
-	F(struct mos_ro_story_op, "roID", MOS_FK_STR, K | L, ro_id),
+	F(struct mos_ro_story_op, "roID", MOS_FK_STR, K | L | I, ro_id),
 	FS(struct mos_ro_story_op, "story", MOS_FK_ARRAY, R, story, sd_story),
 };
 static const struct mos_sdesc sd_story_op =
@@ -329,9 +332,9 @@ static const struct mos_sdesc sd_story_append =
 
 /* roItemInsert, roItemReplace; the first three for move/delete. */
 static const struct mos_fdesc f_item_op[] = {
-	F(struct mos_ro_item_op, "roID", MOS_FK_STR, K | L, ro_id),
-	F(struct mos_ro_item_op, "storyID", MOS_FK_STR, R | L, story_id),
-	F(struct mos_ro_item_op, "itemID", MOS_FK_STRS, R | L, item_id),
+	F(struct mos_ro_item_op, "roID", MOS_FK_STR, K | L | I, ro_id),
+	F(struct mos_ro_item_op, "storyID", MOS_FK_STR, R | L | I, story_id),
+	F(struct mos_ro_item_op, "itemID", MOS_FK_STRS, R | L | I, item_id),
 	FS(struct mos_ro_item_op, "item", MOS_FK_ARRAY, R, item, mos_sd_item),
 };
 static const struct mos_sdesc sd_item_op =
@@ -359,7 +362,7 @@ static const struct mos_sdesc sd_obj_create =
 static const struct mos_fdesc f_req_obj_action[] = {
 	FE(struct mos_obj_action, "operation", MOS_FK_ATTR, R, operation,
 	    v_roa_op),
-	F(struct mos_obj_action, "objID", MOS_FK_ATTR, L, obj_id),
+	F(struct mos_obj_action, "objID", MOS_FK_ATTR, L | I, obj_id),
 	F(struct mos_obj_action, "objSlug", MOS_FK_STR, L, obj_slug),
 	F(struct mos_obj_action, "mosAbstract", MOS_FK_XML, 0, mos_abstract),
 	F(struct mos_obj_action, "objGroup", MOS_FK_STR, L, obj_group),
@@ -378,8 +381,8 @@ static const struct mos_sdesc sd_req_obj_action =
 	SD("mosReqObjAction", struct mos_obj_action, f_req_obj_action);
 
 static const struct mos_fdesc f_item_replace[] = {
-	F(struct mos_item_replace, "roID", MOS_FK_STR, K | L, ro_id),
-	F(struct mos_item_replace, "storyID", MOS_FK_STR, R | L, story_id),
+	F(struct mos_item_replace, "roID", MOS_FK_STR, K | L | I, ro_id),
+	F(struct mos_item_replace, "storyID", MOS_FK_STR, R | L | I, story_id),
 	FS(struct mos_item_replace, "item", MOS_FK_STRUCT, R, item,
 	    mos_sd_item),
 };
@@ -455,8 +458,8 @@ static const struct mos_sdesc sd_ro_list_all =
 	SD("roListAll", struct mos_ro_list_all, f_ro_list_all);
 
 static const struct mos_fdesc f_ro_story_send[] = {
-	F(struct mos_ro_story_send, "roID", MOS_FK_STR, K | L, ro_id),
-	F(struct mos_ro_story_send, "storyID", MOS_FK_STR, R | L, story_id),
+	F(struct mos_ro_story_send, "roID", MOS_FK_STR, K | L | I, ro_id),
+	F(struct mos_ro_story_send, "storyID", MOS_FK_STR, R | L | I, story_id),
 	F(struct mos_ro_story_send, "storySlug", MOS_FK_STR, L, story_slug),
 	F(struct mos_ro_story_send, "storyNum", MOS_FK_STR, L, story_num),
 	F(struct mos_ro_story_send, "storyBody", MOS_FK_BODY, R, story_body),
@@ -468,9 +471,9 @@ static const struct mos_sdesc sd_ro_story_send =
 /* Profile 5 */
 
 static const struct mos_fdesc f_ro_ctrl[] = {
-	F(struct mos_ro_ctrl, "roID", MOS_FK_STR, K | L, ro_id),
-	F(struct mos_ro_ctrl, "storyID", MOS_FK_STR, R | L, story_id),
-	F(struct mos_ro_ctrl, "itemID", MOS_FK_STR, R | L, item_id),
+	F(struct mos_ro_ctrl, "roID", MOS_FK_STR, K | L | I, ro_id),
+	F(struct mos_ro_ctrl, "storyID", MOS_FK_STR, R | L | I, story_id),
+	F(struct mos_ro_ctrl, "itemID", MOS_FK_STR, R | L | I, item_id),
 	FE(struct mos_ro_ctrl, "command", MOS_FK_STR, R, command, v_command),
 	EXT_META(struct mos_ro_ctrl),
 };
@@ -478,10 +481,10 @@ static const struct mos_sdesc sd_ro_ctrl =
 	SD("roCtrl", struct mos_ro_ctrl, f_ro_ctrl);
 
 static const struct mos_fdesc f_ro_item_cue[] = {
-	F(struct mos_ro_item_cue, "mosID", MOS_FK_STR, R | L, mos_id),
-	F(struct mos_ro_item_cue, "roID", MOS_FK_STR, K | L, ro_id),
-	F(struct mos_ro_item_cue, "storyID", MOS_FK_STR, R | L, story_id),
-	F(struct mos_ro_item_cue, "itemID", MOS_FK_STR, R | L, item_id),
+	F(struct mos_ro_item_cue, "mosID", MOS_FK_STR, R | L | I, mos_id),
+	F(struct mos_ro_item_cue, "roID", MOS_FK_STR, K | L | I, ro_id),
+	F(struct mos_ro_item_cue, "storyID", MOS_FK_STR, R | L | I, story_id),
+	F(struct mos_ro_item_cue, "itemID", MOS_FK_STR, R | L | I, item_id),
 	F(struct mos_ro_item_cue, "roEventType", MOS_FK_STR, R, ro_event_type),
 	F(struct mos_ro_item_cue, "roEventTime", MOS_FK_TIME, R,
 	    ro_event_time),

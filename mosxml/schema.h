@@ -42,6 +42,7 @@ enum mos_fk {
 #define MOS_F_REV	0x10	/* strict: at most 999 (objRev) */
 #define MOS_F_AIR	0x20	/* "NOTREADY" is read as "NOT READY" */
 #define MOS_F_ENUM	0x40	/* strict: one of vals */
+#define MOS_F_ID	0x80	/* an identifier: surrounding white space dropped */
 
 struct mos_sdesc;
 

@@ -17,6 +17,8 @@
  * move, delete, swap of stories and of items), roStorySend, roReq (the
  * order printed as "S1[I1,I2] S2[]") and roReqAll. Every step prints one
  * JSON object per line on stdout; the last line is {"event":"done","ok":...}.
+ * Then Profile 3: mosObjCreate, mosReqSearchableSchema and three
+ * mosReqObjList (a page, a page past the end, a field search).
  * The exit status is 0 when every step succeeded.
  *
  * Usage: node ncs.js --mos-id ID --ncs-id ID --gw-lower P --gw-upper P
@@ -174,7 +176,8 @@ async function main() {
 		ID: types.mosString128.create('ncs.js'),
 		time: types.mosTime.create(new Date()),
 		mosRev: types.mosString128.create('2.8.5'),
-		supportedProfiles: { deviceType: 'NCS', profile0: true, profile1: true }
+		supportedProfiles: { deviceType: 'NCS', profile0: true, profile1: true,
+		    profile3: true }
 	}));
 	dev.onRequestMOSObject(async () => null);
 	dev.onRequestAllMOSObjects(async () => []);
@@ -226,6 +229,53 @@ async function main() {
 
 	if (a.ro === '1')
 		await runningOrders(dev, a['mos-id']);
+
+	/*
+	 * Profile 3: a placeholder (lower port), then the searchable schema
+	 * and searches (the library sends those on the query port).
+	 */
+	const created = await dev.sendObjectCreate({
+		Slug: types.mosString128.create('Interop placeholder'),
+		Type: 'VIDEO',
+		TimeBase: 50,
+		Duration: 250,
+		CreatedBy: types.mosString128.create('ncs.js')
+	});
+	emit({
+		event: 'objCreate',
+		status: String(created.Status),
+		objID: str(created.ID),
+		objRev: Number(created.Revision)
+	});
+	const schema = await dev.sendRequestSearchableSchema('jdoe');
+	emit({ event: 'schema', reply: schema });
+	const search = async (event, query) => {
+		const l = await dev.sendRequestObjectList({
+			username: 'jdoe',
+			queryID: event,
+			mosSchema: 'urn:mosgw:search:1',
+			searchGroups: [],
+			...query
+		});
+
+		emit({
+			event,
+			queryID: l.queryID === undefined ? null : String(l.queryID),
+			total: Number(l.listReturnTotal),
+			start: Number(l.listReturnStart),
+			end: Number(l.listReturnEnd),
+			status: l.listReturnStatus === undefined ? null :
+			    String(l.listReturnStatus),
+			objects: (l.list || []).map(objectRecord)
+		});
+	};
+	await search('search', { listReturnStart: 1, listReturnEnd: 3,
+	    generalSearch: 'published sofie' });
+	await search('searchPast', { listReturnStart: 50, listReturnEnd: 60,
+	    generalSearch: 'published' });
+	await search('searchField', { listReturnStart: 1, listReturnEnd: 10,
+	    generalSearch: '', searchGroups: [{ searchFields: [
+		{ XPath: "/objSlug[.='interop placeholder']", sortByOrder: 1 }] }] });
 
 	/* Still connected after all that. */
 	emit({ event: 'status', status: dev.getConnectionStatus() });

@@ -237,6 +237,8 @@ gwproc_write_ncs(FILE *f, const struct gwproc_ncs *n, size_t i)
 	gwproc_kv(f, x, "host", "127.0.0.1");
 	gwproc_kv(f, x, "lower_port", "%u", n->lower_port);
 	gwproc_kv(f, x, "upper_port", "%u", n->upper_port);
+	if (n->query_port != 0)
+		gwproc_kv(f, x, "query_port", "%u", n->query_port);
 	if (n->buddy_lower_port != 0) {
 		gwproc_kv(f, x, "buddy_host", "127.0.0.1");
 		gwproc_kv(f, x, "buddy_lower_port", "%u", n->buddy_lower_port);
@@ -917,6 +919,8 @@ gwrig_new_opts(enum mos_enc enc, const struct gwproc_opts *o)
 	}
 	r->opts.ncs[0].lower_port = ncspeer_port(r->ncs, NCSPEER_LOWER);
 	r->opts.ncs[0].upper_port = ncspeer_port(r->ncs, NCSPEER_UPPER);
+	if (o->ncs[0].query)
+		r->opts.ncs[0].query_port = ncspeer_port(r->ncs, NCSPEER_QUERY);
 	snprintf(r->lane, sizeof r->lane, "ncs:%s",
 	    o->ncs[0].name != NULL ? o->ncs[0].name : "n1");
 	if ((r->gw = gwproc_new(&r->opts)) == NULL || gwproc_start(r->gw) != 0)

@@ -34,6 +34,8 @@ struct gwproc_ncs {
 	const char	*ncs_id;	/* NULL = "NCSPEER" */
 	uint16_t	 lower_port;
 	uint16_t	 upper_port;
+	uint16_t	 query_port;	/* 0 = none */
+	bool		 query;		/* gwrig: dial the peer's query port */
 	uint16_t	 buddy_lower_port;	/* 0 = no buddy */
 	uint16_t	 buddy_upper_port;
 	const char	*extra;		/* "key = value\n" lines */

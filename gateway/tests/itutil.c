@@ -211,3 +211,19 @@ itutil_wait_eof(int fd, int timeout_ms)
 	}
 	return -1;
 }
+
+/* A mosAck with that status and text in its description. */
+bool
+itutil_is_ack(const struct ncspeer_frame *f, const char *status,
+    const char *text)
+{
+	const struct mos_ack	*a;
+
+	if (f == NULL || f->msg == NULL || f->msg->type != MOS_T_MOS_ACK)
+		return false;
+	a = &f->msg->u.mos_ack;
+	if (a->status == NULL || strcmp(a->status, status) != 0)
+		return false;
+	return text == NULL || (a->status_description != NULL &&
+	    strstr(a->status_description, text) != NULL);
+}

@@ -19,6 +19,12 @@ int	itutil_setup_ncs(void **state, enum mos_enc, const char *ncs_extra);
 int	itutil_setup_gateway(void **state, const char *gateway_extra);
 /* *state = the usual rig, UTF-16BE, nothing extra. 0, or -1. */
 int	itutil_setup(void **state);
+/*
+ * Whether f is a mosAck with that status ("ACK", "NACK") whose
+ * statusDescription holds text (NULL: any).
+ */
+bool	itutil_is_ack(const struct ncspeer_frame *, const char *status,
+	    const char *text);
 /* Stop the gateway (it must exit 0 on SIGTERM) and the peer. 0, or -1. */
 int	itutil_teardown(void **state);
 

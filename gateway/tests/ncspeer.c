@@ -27,6 +27,8 @@
 #define NCSPEER_CLOSE_MS	2000
 /* the poll loop wakes at least this often */
 #define NCSPEER_TICK_MS		200
+/* listeners: lower, upper, query */
+#define NCSPEER_NLISTEN		3
 
 struct ncspeer_conn {
 	int			 id;
@@ -60,11 +62,11 @@ struct ncspeer {
 	int			 wake[2];
 	bool			 stop;
 
-	/* lower, upper listeners; -1 when down */
-	int			 lfd[2];
+	/* lower, upper, query listeners; -1 when down */
+	int			 lfd[NCSPEER_NLISTEN];
 	/* while down: the same ports held, bound but not listening */
-	int			 hfd[2];
-	uint16_t		 lport[2];
+	int			 hfd[NCSPEER_NLISTEN];
+	uint16_t		 lport[NCSPEER_NLISTEN];
 	bool			 listening;
 	int			 down_req;	/* 1 down, 2 down with resets */
 
@@ -705,7 +707,7 @@ ncspeer_accept(struct ncspeer *p, int which)
 	if ((fd = accept(p->lfd[which], NULL, NULL)) == -1)
 		return;
 	ncspeer_sockopts(fd);
-	ncspeer_conn_add(p, fd, which == 0 ? NCSPEER_LOWER : NCSPEER_UPPER,
+	ncspeer_conn_add(p, fd, (enum ncspeer_port)(NCSPEER_LOWER + which),
 	    NCSPEER_ACCEPTED);
 	p->st.accepted++;
 }
@@ -738,7 +740,7 @@ ncspeer_go_down(struct ncspeer *p, bool rst)
 {
 	size_t	i;
 
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < NCSPEER_NLISTEN; i++)
 		ncspeer_hold_port(p, i);
 	for (i = 0; i < p->nconns; i++)
 		ncspeer_conn_shut(p, p->conns[i], rst);
@@ -757,7 +759,7 @@ ncspeer_pollset(struct ncspeer *p, struct pollfd **pfd, long **who,
 {
 	size_t	n = 0, i;
 
-	if (*cap < p->nconns + 3) {
+	if (*cap < p->nconns + 1 + NCSPEER_NLISTEN) {
 		*cap = p->nconns + 16;
 		*pfd = ncspeer_xrealloc(*pfd, *cap, sizeof **pfd);
 		*who = ncspeer_xrealloc(*who, *cap, sizeof **who);
@@ -765,7 +767,7 @@ ncspeer_pollset(struct ncspeer *p, struct pollfd **pfd, long **who,
 	(*pfd)[n].fd = p->wake[0];
 	(*pfd)[n].events = POLLIN;
 	(*who)[n++] = -1;
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < NCSPEER_NLISTEN; i++) {
 		if (p->lfd[i] == -1)
 			continue;
 		(*pfd)[n].fd = p->lfd[i];
@@ -858,7 +860,7 @@ ncspeer_open_listeners(struct ncspeer *p)
 {
 	int	i;
 
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < NCSPEER_NLISTEN; i++) {
 		p->lfd[i] = ncspeer_listen(p->hfd[i], p->lport[i],
 		    &p->lport[i]);
 		p->hfd[i] = -1;
@@ -883,10 +885,11 @@ ncspeer_new(const struct ncspeer_opts *o)
 	p->ncs_id = ncspeer_xstrdup(o->ncs_id != NULL ? o->ncs_id : "NCSPEER");
 	p->enc = o->enc;
 	p->quiet = o->quiet;
-	p->lfd[0] = p->lfd[1] = -1;
-	p->hfd[0] = p->hfd[1] = -1;
+	p->lfd[0] = p->lfd[1] = p->lfd[2] = -1;
+	p->hfd[0] = p->hfd[1] = p->hfd[2] = -1;
 	p->lport[0] = o->lower_port;
 	p->lport[1] = o->upper_port;
+	p->lport[2] = o->query_port;
 	p->next_id = 1;
 	p->wake[0] = p->wake[1] = -1;
 	pthread_mutex_init(&p->mtx, NULL);
@@ -940,6 +943,8 @@ ncspeer_free(struct ncspeer *p)
 	for (i = 0; i < 2; i++) {
 		if (p->wake[i] != -1)
 			close(p->wake[i]);
+	}
+	for (i = 0; i < NCSPEER_NLISTEN; i++) {
 		if (p->hfd[i] != -1)
 			close(p->hfd[i]);
 	}
@@ -954,7 +959,7 @@ ncspeer_free(struct ncspeer *p)
 	free(p);
 }
 
-/* Our listening port for lower or upper; 0 for anything else. */
+/* Our listening port for lower, upper or query; 0 for anything else. */
 uint16_t
 ncspeer_port(struct ncspeer *p, enum ncspeer_port port)
 {
@@ -962,7 +967,27 @@ ncspeer_port(struct ncspeer *p, enum ncspeer_port port)
 		return p->lport[0];
 	if (port == NCSPEER_UPPER)
 		return p->lport[1];
+	if (port == NCSPEER_QUERY)
+		return p->lport[2];
 	return 0;
+}
+
+/* The newest open connection of a port and side; -1 if none. */
+int
+ncspeer_conn_of(struct ncspeer *p, enum ncspeer_port port,
+    enum ncspeer_side side)
+{
+	size_t	i;
+	int	id = -1;
+
+	pthread_mutex_lock(&p->mtx);
+	for (i = 0; i < p->nconns; i++) {
+		if (p->conns[i]->fd != -1 && p->conns[i]->port == port &&
+		    p->conns[i]->side == side)
+			id = p->conns[i]->id;
+	}
+	pthread_mutex_unlock(&p->mtx);
+	return id;
 }
 
 /* Replace the answering policy. */

@@ -74,6 +74,7 @@ struct ncspeer_opts {
 	enum mos_enc	 enc;
 	uint16_t	 lower_port;	/* our listeners; 0 = a free port */
 	uint16_t	 upper_port;
+	uint16_t	 query_port;
 	bool		 no_listen;	/* only dial the gateway */
 	/* keep counters only, no frames (benchmark) */
 	bool		 quiet;
@@ -161,6 +162,9 @@ int		 ncspeer_wait_closed(struct ncspeer *, int conn,
 /* Wait until at least n connections of that port and side are open. 0 or -1. */
 int		 ncspeer_wait_open(struct ncspeer *, enum ncspeer_port,
 		    enum ncspeer_side, int n, int timeout_ms);
+/* The newest open connection of that port and side; -1 if none. */
+int		 ncspeer_conn_of(struct ncspeer *, enum ncspeer_port,
+		    enum ncspeer_side);
 /* Open connections of that port and side right now. */
 int		 ncspeer_count_open(struct ncspeer *, enum ncspeer_port,
 		    enum ncspeer_side);

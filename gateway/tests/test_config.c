@@ -275,6 +275,12 @@ test_missing_and_cross_checks(void **state)
 	    "takes READY and NOT READY"));
 	free(errs);
 
+	errs = must_fail("[gateway]\nmos_id = gw\n[ncs.q]\nncs_id = Q\n"
+	    "host = h\nupper_port = 11541\nquery_port = 11541\n");
+	assert_non_null(strstr(errs, "t.ini:7: [ncs.q]: query_port is the "
+	    "same as lower_port or upper_port (11541)"));
+	free(errs);
+
 	errs = must_fail(MINIMAL "[ncs.bad name]\nncs_id = Y\n");
 	assert_non_null(strstr(errs, "t.ini:6: bad NCS name in [ncs.bad "
 	    "name]"));

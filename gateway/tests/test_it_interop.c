@@ -6,7 +6,9 @@
  * acknowledges the objects published with mosctl, and asks mosReqAll; then
  * it works a running order: roCreate (the roAck reports each item's object
  * status), every roElementAction it can send, roStorySend, roReq (the order
- * must be the one worked out by hand) and roReqAll.
+ * must be the one worked out by hand) and roReqAll; then it creates a
+ * placeholder (mosObjCreate) and searches (mosReqSearchableSchema,
+ * mosReqObjList on the query port).
  *
  * conformance/interop/node_modules is installed with `npm ci` when missing.
  * Without node, or when npm cannot reach its registry, the suite is skipped
@@ -196,6 +198,7 @@ test_interop_sofie(void **state)
 	    != NULL);
 	CHECK(t, strstr(l, "\"profile0\":true") != NULL);
 	CHECK(t, strstr(l, "\"profile1\":true") != NULL);
+	CHECK(t, strstr(l, "\"profile3\":true") != NULL);
 	CHECK(t, strstr(l, "\"deviceType\":\"MOS\"") != NULL);
 	CHECK(t, gwchild_line(&t->node, "\"event\":\"ready\"", STEP_MS) != NULL);
 
@@ -249,6 +252,37 @@ test_interop_sofie(void **state)
 	CHECK(t, (l = gwchild_line(&t->node, "\"event\":\"roListAll\"",
 	    STEP_MS)) != NULL);
 	CHECK(t, strstr(l, "\"roIDs\":[\"SOFIE-RO\"]") != NULL);
+	/* Profile 3: a placeholder, the schema, searches on the query port. */
+	CHECK(t, (l = gwchild_line(&t->node, "\"event\":\"objCreate\"",
+	    STEP_MS)) != NULL);
+	CHECK(t, strstr(l, "\"status\":\"ACK\"") != NULL &&
+	    strstr(l, "\"objID\":\"PH-") != NULL &&
+	    strstr(l, "\"objRev\":1") != NULL);
+	CHECK(t, (l = gwchild_line(&t->node, "\"event\":\"schema\"", STEP_MS))
+	    != NULL);
+	CHECK(t, strstr(l, "urn:mosgw:search:1") != NULL);
+	CHECK(t, (l = gwchild_line(&t->node, "\"event\":\"search\"", STEP_MS))
+	    != NULL);
+	CHECK(t, strstr(l, "\"queryID\":\"search\"") != NULL &&
+	    strstr(l, "\"total\":5,\"start\":1,\"end\":3") != NULL);
+	for (i = 1; i <= 3; i++) {
+		snprintf(want, sizeof want, "\"objID\":\"SOFIE-%d\"", i);
+		CHECK(t, strstr(l, want) != NULL);
+	}
+	CHECK(t, strstr(l, "SOFIE-4") == NULL);
+	CHECK(t, (l = gwchild_line(&t->node, "\"event\":\"searchPast\"",
+	    STEP_MS)) != NULL);
+	CHECK(t, strstr(l, "\"total\":5") != NULL &&
+	    strstr(l, "past the last") != NULL &&
+	    strstr(l, "\"objects\":[]") != NULL);
+	CHECK(t, (l = gwchild_line(&t->node, "\"event\":\"searchField\"",
+	    STEP_MS)) != NULL);
+	CHECK(t, strstr(l, "\"total\":1") != NULL &&
+	    strstr(l, "\"objID\":\"PH-") != NULL &&
+	    strstr(l, "\"slug\":\"Interop placeholder\"") != NULL);
+	CHECK(t, gwproc_log_count(t->gw, 0, "type=mosReqObjList", "port=query",
+	    (char *)NULL) >= 3);
+	CHECK(t, gwproc_job_count(t->gw, "mam", QUEUE_QUEUED) == 1);
 	CHECK(t, (l = gwchild_line(&t->node, "\"event\":\"status\"", STEP_MS))
 	    != NULL);
 	CHECK(t, strstr(l, "\"PrimaryConnected\":true") != NULL);

@@ -271,10 +271,18 @@ test_req_mach_info(void **state)
 		GWRIG_CHECK(r, li->manufacturer != NULL && li->model != NULL);
 		GWRIG_CHECK(r, li->mos_rev != NULL);
 		GWRIG_CHECK(r, li->profiles[0] == 1 && li->profiles[1] == 1);
-		/* running orders (2 and 4); 5..7 are not implemented */
-		GWRIG_CHECK(r, li->profiles[2] == 1 && li->profiles[4] == 1);
+		/* running orders (2 and 4), search and placeholders (3) */
+		GWRIG_CHECK(r, li->profiles[2] == 1 && li->profiles[3] == 1 &&
+		    li->profiles[4] == 1);
+		/* 5..7 are not implemented */
 		GWRIG_CHECK(r, li->profiles[5] != 1 && li->profiles[6] != 1 &&
 		    li->profiles[7] != 1);
+		/* Complete with no configuration: ID is the mosID. */
+		GWRIG_CHECK(r, li->hw_rev != NULL && *li->hw_rev != '\0' &&
+		    li->dom != NULL && *li->dom != '\0' && li->sn != NULL &&
+		    *li->sn != '\0');
+		GWRIG_CHECK(r, li->id != NULL &&
+		    strcmp(li->id, "mosgw.test") == 0);
 		GWRIG_CHECK(r, li->device_type == NULL ||
 		    strcmp(li->device_type, "MOS") == 0);
 		GWRIG_CHECK(r, (li->time.flags & MOS_TIME_SET) != 0);

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "gateway/tests/gwproc.h"
+#include "gateway/tests/itutil.h"
 
 #define WAIT_MS		3000
 
@@ -96,20 +97,7 @@ send_obj(struct two *t, const char *obj_id, uint32_t rev, int timeout_ms)
 	return ncspeer_request(t->cli, t->conn, m, timeout_ms);
 }
 
-/* Whether f is a mosAck with that status (and text, when given). */
-static bool
-is_ack(const struct ncspeer_frame *f, const char *status, const char *text)
-{
-	const struct mos_ack	*a;
-
-	if (f == NULL || f->msg == NULL || f->msg->type != MOS_T_MOS_ACK)
-		return false;
-	a = &f->msg->u.mos_ack;
-	if (a->status == NULL || strcmp(a->status, status) != 0)
-		return false;
-	return text == NULL || (a->status_description != NULL &&
-	    strcmp(a->status_description, text) == 0);
-}
+#define is_ack	itutil_is_ack
 
 /* Heartbeats and reqMachInfo are answered with the same messageID. */
 static void

@@ -163,7 +163,10 @@ test_heartbeat(void **state)
 	mos_msg_free(m);
 }
 
-/* listMachInfo tells the truth: profiles 0 and 1, deviceType MOS. */
+/*
+ * listMachInfo tells the truth: profiles 0 to 4, deviceType MOS; with
+ * no configuration every field is filled, ID and SN being the mosID.
+ */
 static void
 test_list_mach_info(void **state)
 {
@@ -187,8 +190,21 @@ test_list_mach_info(void **state)
 	assert_string_equal(l->mos_rev, MOSGW_MOS_REV);
 	assert_string_equal(l->device_type, "MOS");
 	assert_int_equal(mos_time_utc_ms(&l->op_time), 1795946400000LL);
+	assert_string_equal(l->id, "gw.mos");
+	assert_string_equal(l->hw_rev, MOSGW_HW_REV);
+	assert_string_equal(l->dom, MOSGW_DOM);
 	for (i = 0; i < 8; i++)
-		assert_int_equal(l->profiles[i], i <= 2 || i == 4 ? 1 : 0);
+		assert_int_equal(l->profiles[i], i <= 4 ? 1 : 0);
+	mos_msg_free(m);
+	config_free(cfg);
+
+	cfg = gwunit_config("[gateway]\nmos_id = gw.mos\nid = gw-7\n"
+	    "[ncs.a]\nncs_id = A\nhost = h\n");
+	assert_non_null(cfg);
+	m = round_trip(reply_list_mach_info(cfg, "A", 3, 1795946400000LL));
+	l = &m->u.list_mach_info;
+	assert_string_equal(l->id, "gw-7");
+	assert_string_equal(l->sn, "gw.mos");
 	mos_msg_free(m);
 	config_free(cfg);
 }

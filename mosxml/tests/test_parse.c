@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "mosxml/mosxml.h"
+#include "mosxml/mosjson.h"
 #include "mosxml/tests/util.h"
 
 /* A fixture of ours by file name. */
@@ -559,9 +560,11 @@ test_strict_values(void **state)
 	    "</mosObj></mos>", MOS_LENIENT, MOS_E_FIELD);
 	assert_string_equal(err.msg, "mosObj: objDur: \"12s\" is not a number "
 	    "from 0 to 4294967295");
-	err = parse_fail("<mos><roCreate><roID>R</roID><story><item>"
-	    "<itemID>I</itemID><itemEdDur>4294967296</itemEdDur></item>"
-	    "</story></roCreate></mos>", MOS_LENIENT, MOS_E_FIELD);
+	err = parse_fail("<mos><mosID>M</mosID><ncsID>N</ncsID><messageID>1"
+	    "</messageID><roCreate><roID>R</roID><roSlug>S</roSlug><story>"
+	    "<storyID>S</storyID><item><itemID>I</itemID><objID>O</objID>"
+	    "<mosID>M</mosID><itemEdDur>4294967296</itemEdDur></item>"
+	    "</story></roCreate></mos>", MOS_STRICT, MOS_E_FIELD);
 	assert_non_null(strstr(err.msg, "roCreate/story/item: itemEdDur"));
 	err = parse_fail("<mos><mosObj><objSlug>no id</objSlug></mosObj></mos>",
 	    MOS_LENIENT, MOS_E_FIELD);
@@ -580,6 +583,115 @@ test_strict_values(void **state)
 	    "</roCreate></mos>", MOS_LENIENT, MOS_E_FIELD);
 	parse_fail("<mos><mosObj><objID>A</objID><objTB>59,94</objTB>"
 	    "</mosObj></mos>", MOS_LENIENT, MOS_E_FIELD);
+}
+
+/*
+ * Lenient mode clamps a whole number out of range in one element, says so
+ * in the warnings and keeps the rest of the message; strict refuses it;
+ * what is not a number at all is refused in both.
+ */
+static void
+test_lenient_clamp(void **state)
+{
+	static const char *const ro = "<mos><mosID>M</mosID><ncsID>N</ncsID>"
+	    "<messageID>1</messageID><roCreate><roID>R</roID><roSlug>S"
+	    "</roSlug><story><storyID>S1</storyID><item><itemID>I1</itemID>"
+	    "<objID>O</objID><mosID>M</mosID><itemEdStart>-5</itemEdStart>"
+	    "<itemEdDur>99999999999</itemEdDur><itemUserTimingDur>%s"
+	    "</itemUserTimingDur></item><item><itemID>I2</itemID><objID>O2"
+	    "</objID><mosID>M</mosID></item></story></roCreate></mos>";
+	const struct mos_item	*it;
+	struct mos_msg		*m;
+	char			 buf[1024];
+
+	(void)state;
+	snprintf(buf, sizeof buf, ro, "25");
+	m = mostest_parse_str(buf);
+	assert_int_equal(m->u.ro_create.story.v[0].item.n, 2);
+	it = &m->u.ro_create.story.v[0].item.v[0];
+	assert_true(it->has_item_ed_start);
+	assert_int_equal(it->item_ed_start, 0);
+	assert_int_equal(it->item_ed_dur, 4294967295U);
+	assert_int_equal(it->item_user_timing_dur, 25);
+	assert_int_equal(m->warnings.n, 2);
+	assert_string_equal(m->warnings.v[0], "roCreate/story/item: "
+	    "itemEdStart: \"-5\" is below 0, read as 0");
+	assert_string_equal(m->warnings.v[1], "roCreate/story/item: "
+	    "itemEdDur: \"99999999999\" is above 4294967295, read as "
+	    "4294967295");
+	mos_msg_free(m);
+	parse_fail(buf, MOS_STRICT, MOS_E_FIELD);
+	snprintf(buf, sizeof buf, ro, "-1x");
+	parse_fail(buf, MOS_LENIENT, MOS_E_FIELD);
+	/* A clean message has no warnings. */
+	m = fixture("roCreate.xml", MOS_LENIENT);
+	assert_int_equal(m->warnings.n, 0);
+	mos_msg_free(m);
+}
+
+/*
+ * Identifiers lose the white space around them (a pretty-printed
+ * <storyID> is the same ID as a tight one); other text keeps it.
+ */
+static void
+test_id_whitespace(void **state)
+{
+	const struct mos_ro	*ro;
+	const struct mos_item	*it;
+	struct mos_msg		*m;
+
+	(void)state;
+	m = fixture("roCreate--enps-pretty.xml", MOS_STRICT);
+	ro = &m->u.ro_create;
+	assert_string_equal(ro->ro_id, "HOST;P_NEWS\\W;C45B2CF1-1");
+	assert_string_equal(ro->story.v[0].story_id, "STORY 7");
+	assert_string_equal(ro->story.v[0].story_slug, " Harbour fire ");
+	it = &ro->story.v[0].item.v[0];
+	assert_string_equal(it->item_id, "3");
+	assert_string_equal(it->obj_id, "MAM-00017");
+	assert_string_equal(it->mos_item_editor_prog_id, "MAM.Editor.1");
+	mos_msg_free(m);
+	/* Attributes, ID lists and the envelope too. */
+	m = mostest_parse_str("<mos><mosID> M </mosID><ncsID>\n N\n</ncsID>"
+	    "<messageID>1</messageID><mosReqObjAction operation=\"DELETE\" "
+	    "objID=\" A 1 \"/></mos>");
+	assert_string_equal(m->mos_id, "M");
+	assert_string_equal(m->ncs_id, "N");
+	assert_string_equal(m->u.mos_req_obj_action.obj_id, "A 1");
+	mos_msg_free(m);
+	m = mostest_parse_str("<mos><roStoryDelete><roID>R</roID><storyID> "
+	    "S1</storyID><storyID>S2\t</storyID></roStoryDelete></mos>");
+	assert_string_equal(m->u.ro_story_delete.story_id.v[0], "S1");
+	assert_string_equal(m->u.ro_story_delete.story_id.v[1], "S2");
+	mos_msg_free(m);
+}
+
+/* ENPS's mosItemEditorProgID is kept: model, writer, JSON, back. */
+static void
+test_item_editor_prog_id(void **state)
+{
+	struct mos_buf	 b = { NULL, 0, 0 };
+	struct mos_msg	*m, *back = NULL;
+	struct mos_error err;
+	const char	*needle;
+	char		 ebuf[256], *json;
+
+	(void)state;
+	m = fixture("roCreate--enps-pretty.xml", MOS_STRICT);
+	assert_int_equal(mos_write(m, MOS_ENC_UTF8, &b, ebuf, sizeof ebuf), 0);
+	needle = "<mosItemEditorProgID>MAM.Editor.1</mosItemEditorProgID>"
+	    "<mosExternalMetadata>";
+	assert_non_null(memmem(b.data, b.len, needle, strlen(needle)));
+	assert_int_equal(mos_parse(b.data, b.len, MOS_ENC_UTF8, MOS_STRICT,
+	    &back, &err), MOS_OK);
+	assert_true(mos_msg_equal(m, back));
+	json = mos_msg_to_json(m);
+	assert_non_null(strstr(json, "\"mosItemEditorProgID\":"
+	    "\"MAM.Editor.1\""));
+	free(json);
+	mos_msg_free(back);
+	mos_buf_free(&b);
+	mos_msg_free(m);
 }
 
 /* The same frame in UTF-8, UTF-16BE and AUTO gives the same model. */
@@ -988,6 +1100,9 @@ main(void)
 		cmocka_unit_test(test_fail_then_good),
 		cmocka_unit_test(test_thread_release),
 		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_lenient_clamp),
+		cmocka_unit_test(test_id_whitespace),
+		cmocka_unit_test(test_item_editor_prog_id),
 	};
 
 	mos_init();
