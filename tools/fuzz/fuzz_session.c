@@ -112,6 +112,10 @@ static bool	fs_ro_stored(const struct fs_req *, const struct mos_msg *,
 		    const struct mos_frame *, char *, size_t);
 static bool	fs_ro_listed(const struct fs_req *, const struct mos_msg *,
 		    const struct mos_frame *, char *, size_t);
+static bool	fs_p3_stored(const struct fs_req *, const struct mos_msg *,
+		    const struct mos_frame *, char *, size_t);
+static bool	fs_p3_listed(const struct fs_req *, const struct mos_msg *,
+		    const struct mos_frame *, char *, size_t);
 
 static const struct fs_rule fs_rules[] = {
 	{ MOS_T_HEARTBEAT, MOS_T_HEARTBEAT, NULL, false },
@@ -140,6 +144,12 @@ static const struct fs_rule fs_rules[] = {
 	{ MOS_T_RO_STORY_SEND, MOS_T_RO_ACK, fs_ro_stored, false },
 	{ MOS_T_RO_REQ, MOS_T_RO_LIST, fs_ro_listed, false },
 	{ MOS_T_RO_REQ_ALL, MOS_T_RO_LIST_ALL, fs_ro_listed, false },
+	/* Placeholders and search: mosAck ACK once the asset is committed. */
+	{ MOS_T_MOS_OBJ_CREATE, MOS_T_MOS_ACK, fs_p3_stored, false },
+	{ MOS_T_MOS_REQ_OBJ_ACTION, MOS_T_MOS_ACK, fs_p3_stored, false },
+	{ MOS_T_MOS_REQ_SEARCHABLE_SCHEMA, MOS_T_MOS_LIST_SEARCHABLE_SCHEMA,
+	    NULL, false },
+	{ MOS_T_MOS_REQ_OBJ_LIST, MOS_T_MOS_OBJ_LIST, fs_p3_listed, false },
 };
 
 /* A deferred check: a positive answer and the request it answered. */
@@ -228,6 +238,75 @@ fs_obj_stored(const struct fs_req *r, const struct mos_msg *a,
 	mos_msg_free(m);
 	catalog_asset_clear(&row);
 	return ok;
+}
+
+/*
+ * mosObjCreate / mosReqObjAction ACK: the objID acknowledged is in the
+ * committed catalog (NEW, UPDATE), or gone from it (DELETE).
+ */
+static bool
+fs_p3_stored(const struct fs_req *r, const struct mos_msg *a,
+    const struct mos_frame *f, char *why, size_t len)
+{
+	struct catalog_asset	 row;
+	const char		*op = "NEW", *id = a->u.mos_ack.obj_id;
+	bool			 gone, del;
+	int			 rc;
+
+	(void)f;
+	if (a->u.mos_ack.status == NULL ||
+	    strcmp(a->u.mos_ack.status, "ACK") != 0)
+		return true;
+	if (r->m->type == MOS_T_MOS_REQ_OBJ_ACTION &&
+	    r->m->u.mos_req_obj_action.operation != NULL)
+		op = r->m->u.mos_req_obj_action.operation;
+	if (id == NULL || *id == '\0') {
+		snprintf(why, len, "%s acknowledged without an objID", op);
+		return false;
+	}
+	memset(&row, 0, sizeof row);
+	rc = catalog_get(fs.view, id, &row);
+	gone = rc == QUEUE_ENOTFOUND || (rc == QUEUE_OK && row.deleted);
+	catalog_asset_clear(&row);
+	if (rc != QUEUE_OK && rc != QUEUE_ENOTFOUND) {
+		snprintf(why, len, "catalog_get %s: %s", id, queue_strerror(rc));
+		return false;
+	}
+	del = strcmp(op, "DELETE") == 0;
+	if (gone != del) {
+		snprintf(why, len, "%s of %s acknowledged, the committed catalog "
+		    "%s it", op, id, gone ? "does not have" : "still has");
+		return false;
+	}
+	return true;
+}
+
+/* mosObjList: every object listed is in the committed catalog. */
+static bool
+fs_p3_listed(const struct fs_req *r, const struct mos_msg *a,
+    const struct mos_frame *f, char *why, size_t len)
+{
+	struct catalog_asset	 row;
+	const char		*id;
+	size_t			 i;
+	int			 rc;
+
+	(void)r;
+	(void)f;
+	for (i = 0; i < a->u.mos_obj_list.list.n; i++) {
+		id = a->u.mos_obj_list.list.v[i].obj_id;
+		memset(&row, 0, sizeof row);
+		rc = id != NULL ? catalog_get(fs.view, id, &row) :
+		    QUEUE_ENOTFOUND;
+		if (rc != QUEUE_OK || row.deleted) {
+			snprintf(why, len, "mosObjList lists %s, not in the "
+			    "committed catalog", id != NULL ? id : "(none)");
+			catalog_asset_clear(&row);
+			return false;
+		}
+		catalog_asset_clear(&row);
+	}
+	return true;
 }
 
 /* The NCS a request came from: its ncsID, else the session's. */
