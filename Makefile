@@ -70,6 +70,7 @@ include tools/module.mk
 include faults/module.mk
 include conformance/module.mk
 include bench/module.mk
+include man/module.mk
 
 all: $(PROGS)
 tests: $(TEST_PROGS)
@@ -113,7 +114,9 @@ valgrind: all $(TEST_PROGS)
 	@$(TEST_ENV) MOSGW_WRAP="$(VALGRIND)" sh tools/run-tests.sh \
 	    $(filter-out $(B)/tests/gateway_it_%,$(TEST_PROGS))
 
-run: all
+# Quiet: the build says nothing unless it fails (V=1 shows every command).
+run:
+	@$(MAKE) --no-print-directory $(if $(V),,-s) all
 	@sh tools/run.sh
 
 bench: all $(BENCH_PROGS)
@@ -122,12 +125,27 @@ bench: all $(BENCH_PROGS)
 lint:
 	sh tools/lint.sh
 
+# The daemon goes to sbin (its page is in section 8), the tools to bin.
+MANDIR ?= $(PREFIX)/share/man
+DOCDIR ?= $(PREFIX)/share/doc/mosgw
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin
-	install -m 755 $(PROGS) $(DESTDIR)$(PREFIX)/bin/
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin \
+	    $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
+	    $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(DOCDIR)/examples
+	install -m 755 $(filter-out $(BIN)/mosgw,$(PROGS)) $(DESTDIR)$(PREFIX)/bin/
+	install -m 755 $(BIN)/mosgw $(DESTDIR)$(PREFIX)/sbin/
+	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 $(MAN5) $(DESTDIR)$(MANDIR)/man5/
+	install -m 644 $(MAN8) $(DESTDIR)$(MANDIR)/man8/
+	install -m 644 $(EXAMPLES) $(DESTDIR)$(DOCDIR)/examples/
 
 uninstall:
-	rm -f $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(notdir $(PROGS)))
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(notdir $(filter-out \
+	    $(BIN)/mosgw,$(PROGS)))) $(DESTDIR)$(PREFIX)/sbin/mosgw
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MAN1))) \
+	    $(addprefix $(DESTDIR)$(MANDIR)/man5/,$(notdir $(MAN5))) \
+	    $(addprefix $(DESTDIR)$(MANDIR)/man8/,$(notdir $(MAN8)))
+	rm -rf $(DESTDIR)$(DOCDIR)
 
 clean:
 	rm -rf build bin $(CLEAN_EXTRA)

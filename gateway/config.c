@@ -8,11 +8,14 @@
  * our own reader (ini_parse_stream), which also sees section headers first
  * and rejects over-long lines instead of letting inih split them.
  */
+#include <sys/stat.h>
+
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <ini.h>
-#include <math.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,13 +32,15 @@ enum cfg_type {
 	CT_INT,		/* integer in [min, max] */
 	CT_SIZE,	/* bytes, with an optional k/m/g suffix (KiB, MiB,
 	    GiB) */
-	CT_SECS,	/* seconds, may be fractional; stored as ms */
+	CT_SECS,	/* a duration (util_parse_duration); stored as ms */
 	CT_BOOL,
 	CT_ENUM,	/* one of names[]; stored as its index */
 	CT_ALLOW,	/* an allow-list (acl_parse); stored as text */
 };
 
 #define CF_REQUIRED	0x01
+#define CF_PATH		0x02	/* a file: relative to the configuration's
+				   directory; names[] are words kept as is */
 
 enum cfg_sect {
 	SECT_GATEWAY,
@@ -64,6 +69,8 @@ static const char *const level_names[] = { "debug", "info", "warn", "error",
     NULL };
 static const char *const sync_names[] = { "full", "normal", NULL };
 static const char *const unit_names[] = { "s", "ms", NULL };
+static const char *const target_words[] = { "stderr", "syslog", NULL };
+static const char *const format_names[] = { "logfmt", "json", NULL };
 
 #define G(f)	offsetof(struct gw_config, f)
 #define N(f)	offsetof(struct ncs_conf, f)
@@ -113,8 +120,8 @@ static const struct cfg_key cfg_keys[] = {
 	{ SECT_GATEWAY, "mos_req_all_pause_unit", CT_ENUM, G(pause_ms), "s", 0,
 	    0, 0, unit_names },
 
-	{ SECT_DATABASE, "path", CT_STR, G(db_path), "var/mosgw.db", 0, 0,
-	    4096, NULL },
+	{ SECT_DATABASE, "path", CT_STR, G(db_path), "var/mosgw.db", CF_PATH,
+	    0, 4096, NULL },
 	{ SECT_DATABASE, "synchronous", CT_ENUM, G(sync_normal), "full", 0, 0,
 	    0, sync_names },
 	{ SECT_DATABASE, "history", CT_BOOL, G(history), "on", 0, 0, 0, NULL },
@@ -139,12 +146,14 @@ static const struct cfg_key cfg_keys[] = {
 
 	{ SECT_LOG, "level", CT_ENUM, G(log_level), "info", 0, 0, 0,
 	    level_names },
-	{ SECT_LOG, "target", CT_STR, G(log_target), "stderr", 0, 0, 4096,
-	    NULL },
+	{ SECT_LOG, "target", CT_STR, G(log_target), "stderr", CF_PATH, 0,
+	    4096, target_words },
 	{ SECT_LOG, "rate_burst", CT_INT, G(log_rate_burst), "10", 0, 0,
 	    1000000, NULL },
 	{ SECT_LOG, "rate_interval", CT_SECS, G(log_rate_ms), "10", 0, 1, DAY,
 	    NULL },
+	{ SECT_LOG, "format", CT_ENUM, G(log_format), "logfmt", 0, 0, 0,
+	    format_names },
 
 	{ SECT_API, "listen", CT_ADDR, G(api_listen), "127.0.0.1", 0, 0, 0,
 	    NULL },
@@ -205,6 +214,8 @@ static const char *const sect_names[] =
 
 struct cfg_parse {
 	const char		*name;		/* file name for messages */
+	char			*dir;		/* its directory (absolute), or
+						   NULL for a string */
 	FILE			*fp;
 	const char		*str;		/* or a string */
 	size_t			 off;
@@ -239,25 +250,6 @@ cfg_error(struct cfg_parse *p, int line, const char *fmt, ...)
 	sbuf_puts(&p->errs, "\n");
 	free(msg);
 	p->nerr++;
-}
-
-/* Parse a duration in seconds ("30", "0.2") into ms. */
-static int
-cfg_parse_secs(const char *v, int64_t *ms)
-{
-	char	*end;
-	double	 d;
-
-	if (*v == '\0' || strspn(v, "0123456789.") != strlen(v))
-		return -1;
-	errno = 0;
-	d = strtod(v, &end);
-	if (errno != 0 || *end != '\0' || !isfinite(d) || d < 0 || d > 1e12)
-		return -1;
-	*ms = llround(d * 1000.0);
-	if (*ms == 0 && d > 0)
-		*ms = 1;
-	return 0;
 }
 
 /* Parse a byte size with an optional k/m/g suffix. */
@@ -410,9 +402,10 @@ cfg_set(const struct cfg_key *k, void *base, const char *v, char *why,
 		*(int64_t *)field = n;
 		return 0;
 	case CT_SECS:
-		if (cfg_parse_secs(v, &n) != 0 || n < k->min || n > k->max) {
-			snprintf(why, whylen, "not a duration in seconds in "
-			    "%g..%g",
+		if (util_parse_duration(v, &n) != 0 || n < k->min ||
+		    n > k->max) {
+			snprintf(why, whylen, "not a duration in %g..%g "
+			    "seconds (500ms, 10s, 5m, 24h, 7d or seconds)",
 			    (double)k->min / 1000, (double)k->max / 1000);
 			return -1;
 		}
@@ -824,6 +817,67 @@ cfg_check(struct cfg_parse *p)
 		cfg_check_ncs(p, &cfg->ncs[i]);
 }
 
+/* Is this an existing directory? */
+static bool
+cfg_is_dir(const char *path)
+{
+	struct stat	st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/*
+ * The file keys (CF_PATH): a relative path is made relative to the
+ * configuration file's directory, so that the daemon does not depend on
+ * where it is started. The database's directory may be missing if its
+ * parent exists (the daemon creates it at start); a log file's directory
+ * must exist.
+ */
+static void
+cfg_paths(struct cfg_parse *p)
+{
+	const struct cfg_key	*k;
+	char			**field, *path, *dir, *parent, *copy;
+	size_t			 i;
+
+	for (k = cfg_keys; k < cfg_keys + nitems(cfg_keys); k++) {
+		if ((k->flags & CF_PATH) == 0 || k->sect == SECT_NCS)
+			continue;
+		field = (char **)((char *)p->cfg + k->off);
+		for (i = 0; k->names != NULL && k->names[i] != NULL; i++)
+			if (strcmp(*field, k->names[i]) == 0)
+				break;
+		if ((k->names != NULL && k->names[i] != NULL) ||
+		    **field == '\0')
+			continue;
+		if (**field != '/') {
+			xasprintf(&path, "%s/%s", p->dir, *field);
+			free(*field);
+			*field = path;
+		}
+		copy = xstrdup(*field);
+		dir = xstrdup(dirname(copy));
+		free(copy);
+		if (!cfg_is_dir(dir)) {
+			copy = xstrdup(dir);
+			parent = xstrdup(dirname(copy));
+			free(copy);
+			if (k->off != offsetof(struct gw_config, db_path))
+				cfg_error(p, cfg_global_line(p, k->sect,
+				    k->key), "[%s]: %s: directory %s does not "
+				    "exist", sect_names[k->sect], k->key, dir);
+			else if (!cfg_is_dir(parent))
+				cfg_error(p, cfg_global_line(p, k->sect,
+				    k->key), "[%s]: %s: directory %s does not "
+				    "exist, nor its parent %s (only the last "
+				    "one is created at start)",
+				    sect_names[k->sect], k->key, dir, parent);
+			free(parent);
+		}
+		free(dir);
+	}
+}
+
 /* Parse from p (file or string) into a new config. */
 static struct gw_config *
 cfg_parse_all(struct cfg_parse *p, char **errors)
@@ -844,6 +898,8 @@ cfg_parse_all(struct cfg_parse *p, char **errors)
 	else if (rc > 0 && p->nerr == 0)
 		cfg_error(p, rc, "syntax error");
 	cfg_check(p);
+	if (p->dir != NULL)
+		cfg_paths(p);
 	free(p->line);
 	if (p->nerr != 0) {
 		*errors = p->errs.s;
@@ -861,6 +917,7 @@ config_load(const char *file, char **errors)
 {
 	struct cfg_parse	 p;
 	struct gw_config	*cfg;
+	char			 real[PATH_MAX];
 
 	memset(&p, 0, sizeof p);
 	p.name = file;
@@ -868,8 +925,12 @@ config_load(const char *file, char **errors)
 		xasprintf(errors, "%s: %s\n", file, strerror(errno));
 		return NULL;
 	}
+	if (realpath(file, real) == NULL)
+		util_strlcpy(real, file, sizeof real);
+	p.dir = xstrdup(dirname(real));
 	cfg = cfg_parse_all(&p, errors);
 	fclose(p.fp);
+	free(p.dir);
 	if (cfg != NULL)
 		cfg->file = xstrdup(file);
 	return cfg;
@@ -981,20 +1042,44 @@ config_ncs_equal(const struct ncs_conf *a, const struct ncs_conf *b)
 	return true;
 }
 
-/* Print every section and key with its default (the reference file). */
+/*
+ * Print every section and key with its default: a template that passes
+ * mosgw -n as it is, the required keys holding an example value.
+ */
 void
 config_print_defaults(FILE *f)
 {
+	static const struct {
+		const char	*key;
+		const char	*value;
+	} examples[] = {
+		{ "mos_id", "mosgw.example" },
+		{ "ncs_id", "NCS1" },
+		{ "host", "127.0.0.1" },
+	};
 	const struct cfg_key	*k;
+	const char		*v;
+	size_t			 i;
 	int			 sect = -1;
 
+	fprintf(f, "; mosgw configuration: every key with its default "
+	    "(mosgw -D).\n"
+	    "; Keys marked \"required\" hold an example: set your own. "
+	    "Relative paths\n"
+	    "; are taken from this file's directory. One [ncs.NAME] section "
+	    "per NCS.\n");
 	for (k = cfg_keys; k < cfg_keys + nitems(cfg_keys); k++) {
 		if ((int)k->sect != sect) {
 			sect = (int)k->sect;
-			fprintf(f, "%s[%s]\n", sect == 0 ? "" : "\n",
-			    sect_names[sect]);
+			fprintf(f, "\n[%s]\n", k->sect == SECT_NCS ?
+			    "ncs.example" : sect_names[sect]);
 		}
-		fprintf(f, "%s = %s%s\n", k->key, k->def,
+		v = k->def;
+		for (i = 0; (k->flags & CF_REQUIRED) && i < nitems(examples);
+		    i++)
+			if (strcmp(k->key, examples[i].key) == 0)
+				v = examples[i].value;
+		fprintf(f, "%s = %s%s\n", k->key, v,
 		    (k->flags & CF_REQUIRED) ? "\t; required" : "");
 	}
 }

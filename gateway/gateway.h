@@ -86,6 +86,8 @@ int64_t	 util_mono_ms(void);		/* monotonic clock */
 void	 util_iso_ms(int64_t, char *, size_t);	/* "2026-11-29T10:00:00.123Z" */
 int	 util_parse_iso_ms(const char *,
     int64_t *);	/* ISO 8601 or ms; 0/-1 */
+/* "500ms", "10s", "5m", "24h", "7d", "1h30m" or bare seconds into ms; 0/-1. */
+int	 util_parse_duration(const char *, int64_t *);
 const char *gw_port_name(enum gw_port);	/* "lower", "upper", "query" */
 int	 gw_port_parse(const char *, enum gw_port *);
 
@@ -131,7 +133,13 @@ enum log_level {
 	LL_ERROR = 3,
 };
 
+enum log_format {
+	LOG_FMT_LOGFMT = 0,	/* time, then key=value pairs */
+	LOG_FMT_JSON = 1,	/* one JSON object a line, string values */
+};
+
 int	 log_open(enum log_level, const char *target, char **cause);
+void	 log_set_format(enum log_format);
 void	 log_close(void);
 void	 log_set_level(enum log_level);
 bool	 log_enabled(enum log_level);
@@ -307,6 +315,7 @@ struct gw_config {
 	int64_t		 api_max_body;
 	int64_t		 api_deadline_ms;
 	int		 api_max_conn;
+	int		 log_format;	/* enum log_format */
 	/* [ncs.NAME] */
 	struct ncs_conf	*ncs;
 	size_t		 nncs;

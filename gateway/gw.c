@@ -8,7 +8,10 @@
  * carries what a whole transaction's time brought, and when idle a few ms
  * of it (GW_FLUSH_MS).
  */
+#include <sys/stat.h>
+
 #include <errno.h>
+#include <libgen.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -430,15 +433,28 @@ static int
 gw_open_db(struct gw *gw, char **cause)
 {
 	struct gwdb_opts	 o;
-	char			*err = NULL;
+	char			*err = NULL, *dir, *d;
 	int64_t			 v = 1, t0;
-	size_t			 n = 0;
+	size_t			 n = 0, len;
 
 	memset(&o, 0, sizeof o);
 	o.path = gw->cfg->db_path;
 	o.sync_normal = gw->cfg->sync_normal != 0;
 	o.busy_ms = (int)gw->cfg->busy_ms;
 	o.check = gw->cfg->start_check;
+	/* its own directory is made when missing (mosgw -n checked the parent) */
+	dir = xstrdup(o.path);
+	d = dirname(dir);
+	if (access(d, F_OK) != 0 && errno == ENOENT) {
+		if (mkdir(d, 0750) != 0) {
+			xasprintf(cause, "database %s: cannot create its "
+			    "directory %s: %s", o.path, d, strerror(errno));
+			free(dir);
+			return -1;
+		}
+		log_event(LL_INFO, "db.mkdir", "dir=%s", log_q(d));
+	}
+	free(dir);
 	if (gwdb_hold(&gw->hold, o.path, &err) != 0) {
 		xasprintf(cause, "database %s: %s%s", o.path, err,
 		    access(o.path, F_OK) != 0 && errno == ENOENT ?
@@ -448,8 +464,14 @@ gw_open_db(struct gw *gw, char **cause)
 	}
 	t0 = util_mono_ms();
 	if (gwdb_open(&gw->db, &o, &err) != QUEUE_OK) {
-		xasprintf(cause, "database %s: %s", o.path, err != NULL ?
-		    err : "?");
+		/* the queue's message may name the file already */
+		len = strlen(o.path);
+		if (err != NULL && strncmp(err, o.path, len) == 0 &&
+		    err[len] == ':')
+			xasprintf(cause, "database %s", err);
+		else
+			xasprintf(cause, "database %s: %s", o.path, err != NULL ?
+			    err : "?");
 		free(err);
 		return -1;
 	}
@@ -762,6 +784,7 @@ gw_reload(struct gw *gw)
 	    cfg->api_max_conn != old->api_max_conn)
 		log_event(LL_WARN, "config.reload",
 		    "note=api-settings-but-tokens-apply-at-restart");
+	log_set_format((enum log_format)cfg->log_format);
 	gw->cfg = cfg;
 	api_reload(gw->api, cfg);
 	history_set_enabled(gw->hist, cfg->history);

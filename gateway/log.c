@@ -9,6 +9,9 @@
  * log_event_rl(): at most `burst` lines per interval for one (event, key),
  * and at most LOG_RL_EVENT_BURSTS times that for the event over all keys;
  * the next line that passes carries suppressed=N.
+ *
+ * With the json format the same pairs go out as one JSON object a line:
+ *   {"time":"2026-11-29T10:00:00.123Z","level":"info","event":"link.up",...}
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -59,6 +62,7 @@ static struct log_limiter	lg_rl = { LOG_RL_BURST, LOG_RL_INTERVAL_MS,
 				    { { NULL, "", 0, 0, 0 } },
 				    { { NULL, "", 0, 0, 0 } } };
 static pthread_mutex_t		lg_rl_mtx = PTHREAD_MUTEX_INITIALIZER;
+static enum log_format		lg_format = LOG_FMT_LOGFMT;
 
 #define LOG_Q_SLOTS	16
 #define LOG_Q_LEN	512
@@ -114,6 +118,13 @@ void
 log_set_level(enum log_level level)
 {
 	lg.level = level;
+}
+
+/* Change the format of the lines (logfmt or json). */
+void
+log_set_format(enum log_format format)
+{
+	lg_format = format;
 }
 
 /* Would a line at this level be written? */
@@ -385,13 +396,112 @@ log_clean(const char *in, char *out, size_t len)
 	out[o] = '\0';
 }
 
+/* Append s[0..len) to out as JSON string content; false when out is full. */
+static bool
+log_json_add(char **o, const char *end, const char *s, size_t len)
+{
+	static const char	hex[] = "0123456789abcdef";
+	unsigned char		c;
+	size_t			i;
+
+	for (i = 0; i < len; i++) {
+		if (end - *o < 8)
+			return false;
+		c = (unsigned char)s[i];
+		if (c == '"' || c == '\\') {
+			*(*o)++ = '\\';
+			*(*o)++ = (char)c;
+		} else if (c < 0x20 || c == 0x7f) {
+			memcpy(*o, "\\u00", 4);
+			(*o)[4] = hex[c >> 4];
+			(*o)[5] = hex[c & 15];
+			*o += 6;
+		} else
+			*(*o)++ = (char)c;
+	}
+	return true;
+}
+
+/*
+ * A logfmt line (key=value, values quoted with \" \\ \n \r \t escapes as
+ * log_q writes them; \xNN is kept as it is) as one JSON object with string
+ * values, time first.
+ */
+static void
+log_json(const char *ts, const char *line, char *out, size_t outlen)
+{
+	const char	*p = line, *k, *v;
+	char		*o = out, *end = out + outlen - 4, unq[LOG_LINE];
+	size_t		 klen, vlen;
+
+	if (ts != NULL)
+		o += snprintf(out, outlen, "{\"time\":\"%s\"", ts);
+	else
+		*o++ = '{';
+	while (*p != '\0') {
+		while (*p == ' ')
+			p++;
+		if (*p == '\0')
+			break;
+		k = p;
+		klen = strcspn(p, "= ");
+		p += klen;
+		if (*p != '=') {	/* a word without a key */
+			v = k;
+			vlen = klen;
+			k = "msg";
+			klen = 3;
+		} else if (*++p == '"') {
+			for (p++, vlen = 0; *p != '\0' && *p != '"' &&
+			    vlen + 1 < sizeof unq; p++) {
+				if (*p != '\\' || p[1] == '\0')
+					unq[vlen++] = *p;
+				else if (strchr("\"\\nrt", p[1]) == NULL)
+					unq[vlen++] = *p;	/* \xNN stays */
+				else {
+					p++;
+					unq[vlen++] = *p == 'n' ? '\n' :
+					    *p == 'r' ? '\r' : *p == 't' ? '\t' : *p;
+				}
+			}
+			if (*p == '"')
+				p++;
+			v = unq;
+		} else {
+			v = p;
+			vlen = strcspn(p, " ");
+			p += vlen;
+		}
+		if (end - o < 8)
+			break;
+		if (o > out + 1)
+			*o++ = ',';
+		*o++ = '"';
+		if (!log_json_add(&o, end, k, klen))
+			break;
+		memcpy(o, "\":\"", 3);
+		o += 3;
+		if (!log_json_add(&o, end, v, vlen))
+			break;
+		*o++ = '"';
+	}
+	if (o > end)
+		o = end;
+	if (o[-1] != '"' && o[-1] != '}')
+		*o++ = '"';	/* cut: close the string */
+	*o++ = '}';
+	*o = '\0';
+}
+
 /* Format and write one line, with suppressed=N when some were dropped. */
 static void
 log_vevent(enum log_level level, const char *event, uint64_t suppressed,
     const char *fmt, va_list ap)
 {
 	static const int prio[] = { LOG_DEBUG, LOG_INFO, LOG_WARNING, LOG_ERR };
+	/* a byte of the line takes at most 6 in JSON: nothing is ever cut */
 	char		 ts[32], line[LOG_LINE], clean[LOG_LINE];
+	char		 json[LOG_LINE * 6 + 64];
 	size_t		 n;
 	int		 rc;
 
@@ -407,7 +517,16 @@ log_vevent(enum log_level level, const char *event, uint64_t suppressed,
 		snprintf(line + n, sizeof line - n, " suppressed=%llu",
 		    (unsigned long long)suppressed);
 	log_clean(line, clean, sizeof clean);
-	if (lg.kind == LOG_TO_SYSLOG)
+	if (lg_format == LOG_FMT_JSON) {
+		if (lg.kind != LOG_TO_SYSLOG)
+			util_iso_ms(util_now_ms(), ts, sizeof ts);
+		log_json(lg.kind != LOG_TO_SYSLOG ? ts : NULL, clean, json,
+		    sizeof json);
+		if (lg.kind == LOG_TO_SYSLOG)
+			syslog(prio[level], "%s", json);
+		else
+			fprintf(lg.fp != NULL ? lg.fp : stderr, "%s\n", json);
+	} else if (lg.kind == LOG_TO_SYSLOG)
 		syslog(prio[level], "%s", clean);
 	else {
 		util_iso_ms(util_now_ms(), ts, sizeof ts);

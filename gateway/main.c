@@ -2,6 +2,7 @@
  * mosgw: the MOS gateway daemon. main() only sequences startup and shutdown:
  * config -> log -> codec -> daemon (database, listeners, links) -> loop.
  */
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,17 +14,34 @@
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: mosgw [-dn] -c FILE\n       mosgw -V\n"
-	    "  -c FILE  configuration file (INI)\n"
-	    "  -n       check the configuration and exit (0 ok, 1 errors)\n"
-	    "  -d       debug: level debug, log to stderr\n"
-	    "  -D       print every configuration key with its default\n"
-	    "  -V       print the version\n");
+	fprintf(f, "usage: mosgw [-dn] -c FILE\n"
+	    "       mosgw -D | -V | -h\n"
+	    "  -c, --config FILE  configuration file (INI); relative paths in "
+	    "it are\n"
+	    "                     taken from its directory\n"
+	    "  -n, --check        check the configuration and exit (0 ok, 1 "
+	    "errors)\n"
+	    "  -d, --debug        level debug, log to stderr\n"
+	    "  -D, --defaults     print a configuration template: every key "
+	    "with its\n"
+	    "                     default (mosgw -D > mosgw.ini)\n"
+	    "  -V, --version      print the version\n"
+	    "  -h, --help         this text\n"
+	    "signals: TERM/INT stop, HUP reloads the configuration\n");
 }
 
 int
 main(int argc, char **argv)
 {
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "check", no_argument, NULL, 'n' },
+		{ "debug", no_argument, NULL, 'd' },
+		{ "defaults", no_argument, NULL, 'D' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	struct gw_config	*cfg;
 	struct gw		*gw;
 	const char		*file = NULL;
@@ -31,7 +49,8 @@ main(int argc, char **argv)
 	bool			 check = false, debug = false;
 	int			 c, rc;
 
-	while ((c = getopt(argc, argv, "c:dDnVh")) != -1) {
+	while ((c = getopt_long(argc, argv, "c:dDnVh", longopts, NULL)) !=
+	    -1) {
 		switch (c) {
 		case 'c':
 			file = optarg;
@@ -84,10 +103,13 @@ main(int argc, char **argv)
 		return 1;
 	}
 	log_set_rate((unsigned)cfg->log_rate_burst, cfg->log_rate_ms);
+	log_set_format((enum log_format)cfg->log_format);
 	mos_init();
 	if ((gw = gw_new(cfg, &cause)) == NULL) {
 		log_event(LL_ERROR, "start.error", "msg=%s", log_q(cause));
-		fprintf(stderr, "mosgw: %s\n", cause);
+		/* once on stderr: the log may be there already */
+		if (strcmp(cfg->log_target, "stderr") != 0)
+			fprintf(stderr, "mosgw: %s\n", cause);
 		free(cause);
 		config_free(cfg);
 		log_close();

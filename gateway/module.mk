@@ -19,5 +19,5 @@ PROGS += $(BIN)/mosgw
 GATEWAY_TESTS = $(patsubst gateway/tests/test_%.c,$(B)/tests/gateway_%,$(wildcard gateway/tests/test_*.c))
 $(GATEWAY_TESTS): $(B)/tests/gateway_%: $(OBJ)/gateway/tests/test_%.o $(GWTEST_OBJS) \
                   $(LIB_GWCORE) $(LIB_QUEUE) $(LIB_MOSJSON) $(LIB_MOSXML)
-	$(call link,$(LIBS_GATEWAY) $(LIBS_CMOCKA) -lpthread)
+	$(call link,$(LIBS_GATEWAY) $(LIBS_JSON) $(LIBS_CMOCKA) -lpthread)
 TEST_PROGS += $(GATEWAY_TESTS)

@@ -442,8 +442,9 @@ pub_acked(struct publisher *p, int32_t message_id)
 
 	memset(&p->cur, 0, sizeof p->cur);
 	publisher_pump(p);
-	if (log_enabled(LL_DEBUG))
-		log_event(LL_DEBUG, "publish.acked", "ncs=%s job=%lld obj=%s "
+	/* one info line per delivered asset (heartbeats stay at debug) */
+	if (log_enabled(LL_INFO))
+		log_event(LL_INFO, "publish.acked", "ncs=%s job=%lld obj=%s "
 		    "rev=%d status=%s message_id=%d", p->ncs->conf->name,
 		    (long long)done.id, log_q(done.obj_id), done.rev,
 		    done.status, (int)message_id);

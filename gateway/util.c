@@ -1,6 +1,8 @@
 /* Small helpers: allocation that cannot fail, clocks, strings, UTF-16. */
+#include <ctype.h>
 #include <endian.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,6 +156,60 @@ util_iso_ms(int64_t ms, char *buf, size_t len)
 		last = t;
 	}
 	snprintf(buf, len, "%s.%03dZ", prefix, (int)frac);
+}
+
+/*
+ * Parse a duration into ms: a bare number of seconds ("30", "0.2"), or one or
+ * more numbers each with a unit: ms, s, m, h, d, w ("500ms", "10s", "5m",
+ * "24h", "7d", "1h30m", "1.5h"). Anything above 0 is at least 1 ms. 0, or -1
+ * when the text is not a duration (or is longer than 100 years).
+ */
+int
+util_parse_duration(const char *s, int64_t *ms)
+{
+	static const struct {
+		const char	*unit;
+		double		 ms;
+	} units[] = {
+		{ "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 },
+		{ "d", 86400000 }, { "w", 604800000 },
+	};
+	const char	*p = s;
+	char		*end;
+	double		 v, total = 0;
+	size_t		 i, len = 0;
+
+	if (*p == '\0')
+		return -1;
+	while (*p != '\0') {
+		if (!isdigit((unsigned char)*p) && *p != '.')
+			return -1;
+		errno = 0;
+		v = strtod(p, &end);
+		if (end == p || errno != 0 || !isfinite(v) || v < 0 ||
+		    strspn(p, "0123456789.") != (size_t)(end - p))
+			return -1;
+		if (*end == '\0' && p == s) {
+			total = v * 1000;	/* a bare number: seconds */
+			break;
+		}
+		for (i = 0; i < nitems(units); i++) {
+			len = strlen(units[i].unit);
+			if (strncmp(end, units[i].unit, len) == 0 &&
+			    !isalpha((unsigned char)end[len]))
+				break;
+		}
+		if (i == nitems(units))
+			return -1;
+		total += v * units[i].ms;
+		p = end + len;
+	}
+	if (total > 100.0 * 365 * 86400000)
+		return -1;
+	*ms = llround(total);
+	if (*ms == 0 && total > 0)
+		*ms = 1;
+	return 0;
 }
 
 /*

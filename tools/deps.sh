@@ -7,8 +7,11 @@
 #   tools/deps.sh fuzz   also clang-14 and its libFuzzer runtime (make fuzz)
 set -eu
 
+# netcat-openbsd: the README's `nc -N` (and its test); mandoc: the man pages'
+# lint check (make check skips it, saying so, where mandoc is missing).
 PKGS="build-essential pkg-config libxml2-dev libevent-dev libssl-dev libsqlite3-dev
-libcmocka-dev libjansson-dev libinih-dev libpcap-dev sqlite3 beanstalkd tshark"
+libcmocka-dev libjansson-dev libinih-dev libpcap-dev sqlite3 beanstalkd tshark
+netcat-openbsd mandoc"
 if [ "${1:-}" = fuzz ]; then
 	PKGS="$PKGS clang-14 libclang-rt-14-dev"
 fi

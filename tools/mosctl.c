@@ -9,7 +9,10 @@
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: mosctl [--db FILE] [--json] [--sync full|normal] NOUN VERB [ARGS]\n\n");
+	fprintf(f, "usage: mosctl [--db FILE] [--json] [--sync full|normal] NOUN VERB [ARGS]\n"
+	    "  --json (before the noun or after the verb, for every noun): one "
+	    "JSON object a line\n"
+	    "  DUR: 500ms, 10s, 5m, 24h, 7d (also 1h30m), or bare seconds\n\n");
 	fprintf(f, "  init                     create a new database at FILE\n");
 	mosctl_job_usage(f);
 	mosctl_asset_usage(f);
@@ -25,11 +28,26 @@ mosctl_dispatch(struct mosctl *ctl, const char *noun,
     char **argv)
 {
 	const struct mosctl_verb	*v;
+	int				 i, j;
 
 	if (argc < 1) {
 		usage_fn(ctl->err);
 		return MOSCTL_EXIT_USAGE;
 	}
+	/* --json may follow the verb, anywhere before a "--". */
+	for (i = j = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			while (i < argc)
+				argv[j++] = argv[i++];
+			break;
+		}
+		if (strcmp(argv[i], "--json") == 0)
+			ctl->json = true;
+		else
+			argv[j++] = argv[i];
+	}
+	argc = j;
+	argv[argc] = NULL;
 	for (v = verbs; v->name != NULL; v++) {
 		if (strcmp(argv[0], v->name) == 0)
 			return v->run(ctl, argc, argv);

@@ -20,7 +20,8 @@ mosctl_history_usage(FILE *f)
 	fprintf(f,
 	    "  history ls [--ncs NAME] [--since T] [--until T] [--limit N]\n"
 	    "  history export [--ncs NAME] [--since T] [--until T] [-o FILE]\n"
-	    "  history prune [--older-than SECONDS]   (default 604800)\n"
+	    "  history prune [--older-than DUR]   (default 7d; DUR: 500ms, 10s, 5m, "
+	    "24h, 7d or seconds)\n"
 	    "  (T: ISO 8601 UTC like 2026-11-29T10:00:00Z, or ms since "
 	    "1970)\n");
 }
@@ -166,36 +167,49 @@ history_export_cmd(struct mosctl *ctl, int argc, char **argv)
 		    queue_strerror(rc));
 		return MOSCTL_EXIT_DB;
 	}
-	if (out != NULL)
-		fprintf(ctl->err, "mosctl: %zu messages written to %s\n", n,
-		    out);
+	/* on stderr, so that stdout stays a capture */
+	fprintf(ctl->err, "mosctl: %zu message%s written to %s\n", n,
+	    n == 1 ? "" : "s", out != NULL && strcmp(out, "-") != 0 ? out :
+	    "stdout");
 	return MOSCTL_EXIT_OK;
 }
 
-/* history prune [--older-than SECONDS] */
+/* history prune [--older-than DUR] */
 static int
 history_prune_cmd(struct mosctl *ctl, int argc, char **argv)
 {
+	static const struct option longopts[] = {
+		{ "older-than", required_argument, NULL, 'o' },
+		{ NULL, 0, NULL, 0 },
+	};
 	struct gwdb	*g;
-	char		*end;
-	long long	 secs = HISTORY_DEFAULT_RETENTION_S;
+	int64_t		 ms = HISTORY_DEFAULT_RETENTION_S * 1000LL;
 	size_t		 n = 0;
-	int		 rc;
+	int		 c, rc;
 
-	if (argc == 3 && strcmp(argv[1], "--older-than") == 0) {
-		secs = strtoll(argv[2], &end, 10);
-		if (*end != '\0' || secs < 0) {
-			fprintf(ctl->err, "mosctl: --older-than takes "
-			    "seconds\n");
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			if (util_parse_duration(optarg, &ms) != 0) {
+				fprintf(ctl->err, "mosctl: --older-than: '%s' "
+				    "is not a duration (500ms, 10s, 5m, 24h, "
+				    "7d or seconds)\n", optarg);
+				return MOSCTL_EXIT_USAGE;
+			}
+			break;
+		default:
+			mosctl_history_usage(ctl->err);
 			return MOSCTL_EXIT_USAGE;
 		}
-	} else if (argc != 1) {
+	}
+	if (optind != argc) {
 		mosctl_history_usage(ctl->err);
 		return MOSCTL_EXIT_USAGE;
 	}
 	if ((g = mosctl_gwdb_open(ctl)) == NULL)
 		return MOSCTL_EXIT_DB;
-	rc = history_prune(g, secs * 1000, 0, &n);
+	rc = history_prune(g, ms, 0, &n);
 	gwdb_close(g);
 	if (rc != QUEUE_OK) {
 		fprintf(ctl->err, "mosctl: history prune: %s\n",

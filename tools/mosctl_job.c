@@ -82,8 +82,7 @@ mosctl_job_usage(FILE *f)
 	    "  job rerun ID [--note TEXT]       re-run a chain from this step\n"
 	    "  job stats                        counts, oldest due job, retries\n"
 	    "  job prune [--done-age DUR] [--failed-age DUR]   (24h, 7d)\n"
-	    "  --json (before the noun or after the verb): one JSON object a line\n"
-	    "  states: QUEUED RUNNING DONE FAILED CANCELLED; DUR: 90s 10m 2h 7d\n");
+	    "  states: QUEUED RUNNING DONE FAILED CANCELLED\n");
 }
 
 static int job_usage_error(struct mosctl *, const char *, ...)
@@ -119,49 +118,6 @@ job_parse_id(const char *s)
 	if (errno != 0 || *end != '\0' || v <= 0)
 		return -1;
 	return v;
-}
-
-/* Parse a duration such as 90s, 10m, 1h30m, 7d, 500ms (bare: seconds). */
-static int
-job_parse_duration(const char *s, int64_t *ms)
-{
-	static const struct {
-		const char	*unit;
-		int64_t		 ms;
-	} units[] = {
-		{ "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 },
-		{ "d", 86400000 }, { "w", 604800000 },
-	};
-	char		*end;
-	long long	 v;
-	size_t		 i, len;
-
-	*ms = 0;
-	if (*s == '\0')
-		return -1;
-	while (*s != '\0') {
-		if (!isdigit((unsigned char)*s))
-			return -1;
-		errno = 0;
-		v = strtoll(s, &end, 10);
-		if (errno != 0 || v > 1000000000LL)
-			return -1;
-		if (*end == '\0' && *ms == 0) {
-			*ms = v * 1000;
-			return 0;
-		}
-		for (i = 0; i < sizeof units / sizeof *units; i++) {
-			len = strlen(units[i].unit);
-			if (strncmp(end, units[i].unit, len) == 0 &&
-			    !isalpha((unsigned char)end[len]))
-				break;
-		}
-		if (i == sizeof units / sizeof *units)
-			return -1;
-		*ms += v * units[i].ms;
-		s = end + strlen(units[i].unit);
-	}
-	return 0;
 }
 
 /* Parse a --state value (a state name, or ANY). */
@@ -214,7 +170,7 @@ job_parse_opt(struct mosctl *ctl, struct job_cmd *cmd, int c, const char *arg)
 		cmd->filter.lane = arg;
 		break;
 	case 'o':
-		if (job_parse_duration(arg, &cmd->filter.older_than_ms) != 0)
+		if (util_parse_duration(arg, &cmd->filter.older_than_ms) != 0)
 			return job_usage_error(ctl, "bad duration '%s' (e.g. "
 			    "90s, 10m, 2h, 7d)", arg);
 		break;
@@ -243,7 +199,7 @@ job_parse_opt(struct mosctl *ctl, struct job_cmd *cmd, int c, const char *arg)
 		break;
 	case 'D':
 	case 'F':
-		if (job_parse_duration(arg, c == 'D' ? &cmd->done_age_ms :
+		if (util_parse_duration(arg, c == 'D' ? &cmd->done_age_ms :
 		    &cmd->failed_age_ms) != 0 || (c == 'D' ? cmd->done_age_ms :
 		    cmd->failed_age_ms) == 0)
 			return job_usage_error(ctl, "bad age '%s' (e.g. 12h, "

@@ -416,8 +416,9 @@ gwproc_try_start(struct gwproc *gp)
 			    gp->last_status);
 			return busy ? 1 : -1;
 		}
-		if (gwproc_log_count(gp, 0, "event=listen", (char *)NULL) >=
-		    gwproc_nlisteners(gp))
+		if (gwproc_log_count(gp, 0, "event=listen", (char *)NULL) +
+		    gwproc_log_count(gp, 0, "\"event\":\"listen\"",
+		    (char *)NULL) >= gwproc_nlisteners(gp))
 			return 0;
 		gwproc_msleep(10);
 	}

@@ -377,14 +377,12 @@ test_allow(void **state)
 	free(errs);
 }
 
-/* What mosgw -D prints loads again once the required keys are filled in. */
+/* What mosgw -D prints loads as it is, with every key and its default. */
 static void
 test_print_defaults(void **state)
 {
 	struct gw_config	*cfg;
-	struct sbuf		 sb = { NULL, 0, 0 };
-	char			*text = NULL, *line, *save = NULL;
-	const char		*out;
+	char			*text = NULL;
 	size_t			 len = 0;
 	FILE			*f;
 
@@ -392,27 +390,55 @@ test_print_defaults(void **state)
 	assert_non_null(f = open_memstream(&text, &len));
 	config_print_defaults(f);
 	fclose(f);
-	for (line = strtok_r(text, "\n", &save); line != NULL;
-	    line = strtok_r(NULL, "\n", &save)) {
-		out = line;
-		if (strncmp(line, "[ncs.NAME]", 10) == 0)
-			out = "[ncs.a]";
-		else if (strstr(line, "; required") != NULL)
-			*strchr(line, '\t') = '\0';
-		sbuf_printf(&sb, "%s%s\n", out, strcmp(out, "mos_id = ") == 0 ||
-		    strcmp(out, "ncs_id = ") == 0 ||
-		    strcmp(out, "host = ") == 0 ? "x" : "");
-	}
-	free(text);
-	assert_non_null(strstr(sb.s, "handshake_timeout = 10\n"));
-	assert_non_null(strstr(sb.s, "max_conn_per_addr = 16\n"));
-	assert_non_null(strstr(sb.s, "history_max_bytes = 1g\n"));
-	assert_non_null(strstr(sb.s, "allow = hosts, loopback\n"));
-	cfg = gwunit_config(sb.s);
+	assert_non_null(strstr(text, "handshake_timeout = 10\n"));
+	assert_non_null(strstr(text, "max_conn_per_addr = 16\n"));
+	assert_non_null(strstr(text, "history_max_bytes = 1g\n"));
+	assert_non_null(strstr(text, "allow = hosts, loopback\n"));
+	assert_non_null(strstr(text, "format = logfmt\n"));
+	cfg = gwunit_config(text);
 	assert_non_null(cfg);
 	assert_string_equal(cfg->ncs[0].allow, "hosts, loopback");
+	assert_string_equal(cfg->ncs[0].name, "example");
 	config_free(cfg);
-	sbuf_free(&sb);
+	free(text);
+}
+
+/* One duration syntax: units, compounds, bare seconds; the rest refused. */
+static void
+test_durations(void **state)
+{
+	static const struct {
+		const char	*text;
+		int64_t		 ms;	/* -1: refused */
+	} cases[] = {
+		{ "500ms", 500 }, { "10s", 10000 }, { "5m", 300000 },
+		{ "24h", 86400000 }, { "7d", 604800000 }, { "1w", 604800000 },
+		{ "1h30m", 5400000 }, { "1.5h", 5400000 }, { "30", 30000 },
+		{ "0.2", 200 }, { "0", 0 }, { "0.0001", 1 }, { "0s", 0 },
+		{ "", -1 }, { "10x", -1 }, { "1m5", -1 }, { "-1", -1 },
+		{ "s", -1 }, { "5 m", -1 }, { "5min", -1 }, { "1e3", -1 },
+		{ "36500d", 3153600000000LL }, { "40000d", -1 }, { "1..2s", -1 },
+	};
+	struct gw_config	*cfg;
+	int64_t			 ms;
+	size_t			 i;
+
+	(void)state;
+	for (i = 0; i < nitems(cases); i++) {
+		ms = -1;
+		if (util_parse_duration(cases[i].text, &ms) != 0)
+			ms = -1;
+		if (ms != cases[i].ms)
+			fail_msg("'%s': %lld, want %lld", cases[i].text,
+			    (long long)ms, (long long)cases[i].ms);
+	}
+	cfg = gwunit_config(MINIMAL "heartbeat_interval = 500ms\n"
+	    "ack_timeout = 2m\n[database]\nhistory_retention = 7d\n");
+	assert_non_null(cfg);
+	assert_int_equal(cfg->ncs[0].heartbeat_ms, 500);
+	assert_int_equal(cfg->ncs[0].ack_timeout_ms, 120000);
+	assert_int_equal(cfg->history_retention_ms, 7 * 86400000LL);
+	config_free(cfg);
 }
 
 /* Copies compare equal; a changed key does not. */
@@ -447,6 +473,7 @@ main(void)
 		cmocka_unit_test(test_missing_and_cross_checks),
 		cmocka_unit_test(test_long_line),
 		cmocka_unit_test(test_file),
+		cmocka_unit_test(test_durations),
 		cmocka_unit_test(test_ncs_equal_dup),
 		cmocka_unit_test(test_allow),
 		cmocka_unit_test(test_print_defaults),
