@@ -11,7 +11,8 @@ B       ?= build/default
 BIN     ?= bin
 SAN     ?=
 
-PKGS = libxml-2.0 sqlite3 libevent libevent_openssl openssl jansson inih cmocka libpcap
+PKGS = libxml-2.0 sqlite3 libevent libevent_openssl openssl jansson inih cmocka libpcap \
+       libsystemd
 
 # A fresh machine lacks some -dev packages: install them before anything else.
 ifeq ($(filter clean distclean help,$(MAKECMDGOALS)),)
@@ -46,6 +47,7 @@ LIBS_JSON    = $(call pc_libs,jansson)
 LIBS_INIH    = $(call pc_libs,inih)
 LIBS_CMOCKA  = $(call pc_libs,cmocka)
 LIBS_PCAP    = $(call pc_libs,libpcap)
+LIBS_SYSTEMD = $(call pc_libs,libsystemd)
 
 OBJ = $(B)/obj
 LIB_MOSXML  = $(B)/libmosxml.a

@@ -230,6 +230,18 @@ bool		 srclim_take(struct srclim *, const struct addr *,
 		    int64_t now_ms);
 
 /* ------------------------------------------------------------------------ */
+/* notify.c: systemd readiness, reload, stop and watchdog (sd_notify). */
+
+struct event_base;
+struct notify;
+/* Arm the watchdog (WATCHDOG=1 every half of WatchdogSec=) if asked for. */
+struct notify	*notify_new(struct event_base *);
+void		 notify_free(struct notify *);
+/* "READY=1", "RELOADING=1", "STOPPING=1", "STATUS=..."; no-op outside systemd. */
+void		 notify_state(const char *, ...)
+		    __attribute__((format(printf, 1, 2)));
+
+/* ------------------------------------------------------------------------ */
 /* config.c */
 
 struct ncs_conf {
@@ -1435,6 +1447,7 @@ struct gw {
 	struct event		*housekeeping;
 	struct event		*flush_ev;
 	struct event		*stop_ev;
+	struct notify		*notify;	/* systemd watchdog */
 	bool			 flush_armed;
 	bool			 flushing;	/* a flush on the thread */
 	bool			 flush_again;	/* wanted while flushing */

@@ -587,6 +587,7 @@ gw_new(struct gw_config *cfg, char **cause)
 	    "synchronous=%s", MOSGW_VERSION, (int)getpid(), log_q(cfg->mos_id),
 	    log_q(cfg->db_path), cfg->nncs,
 	    cfg->sync_normal ? "normal" : "full");
+	gw->notify = notify_new(gw->base);
 	return gw;
 fail:
 	gw->cfg = NULL;		/* the caller still owns it */
@@ -603,6 +604,7 @@ gw_free(struct gw *gw)
 
 	if (gw == NULL)
 		return;
+	notify_free(gw->notify);
 	session_close_all(gw, "shutdown");
 	while ((n = TAILQ_FIRST(&gw->ncs)) != NULL) {
 		TAILQ_REMOVE(&gw->ncs, n, entry);
@@ -643,6 +645,8 @@ gw_free(struct gw *gw)
 int
 gw_run(struct gw *gw)
 {
+	notify_state("READY=1\nSTATUS=listening, %zu NCS configured",
+	    gw->cfg->nncs);
 	event_base_dispatch(gw->base);
 	return gw->exit_code;
 }
@@ -695,6 +699,7 @@ gw_stop(struct gw *gw)
 		return;
 	}
 	gw->stopping = true;
+	notify_state("STOPPING=1");
 	log_event(LL_INFO, "shutdown", "phase=begin");
 	for (p = 0; p < GW_NPORTS; p++) {
 		listener_free(gw->listeners[p]);
@@ -814,8 +819,11 @@ gw_signal_cb(evutil_socket_t sig, short ev, void *arg)
 
 	(void)ev;
 	if (sig == SIGHUP) {
-		if (!gw->stopping)
+		if (!gw->stopping) {
+			notify_state("RELOADING=1");
 			gw_reload(gw);
+			notify_state("READY=1");
+		}
 		return;
 	}
 	log_event(LL_INFO, "shutdown", "signal=%s",

@@ -6,7 +6,8 @@
 GWCORE_SRCS = $(filter-out gateway/main.c,$(wildcard gateway/*.c))
 GWTEST_SRCS = $(filter-out gateway/tests/test_%.c,$(wildcard gateway/tests/*.c))
 GWTEST_OBJS = $(GWTEST_SRCS:%.c=$(OBJ)/%.o)
-LIBS_GATEWAY = $(LIBS_EVENT) $(LIBS_INIH) $(LIBS_SQLITE) $(LIBS_XML) $(LIBS_JSON) -lm
+LIBS_GATEWAY = $(LIBS_EVENT) $(LIBS_INIH) $(LIBS_SQLITE) $(LIBS_XML) $(LIBS_JSON) \
+               $(LIBS_SYSTEMD) -lm
 
 $(LIB_GWCORE): $(GWCORE_SRCS:%.c=$(OBJ)/%.o)
 	$(call archive)

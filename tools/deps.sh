@@ -10,8 +10,8 @@ set -eu
 # netcat-openbsd: the README's `nc -N` (and its test); mandoc: the man pages'
 # lint check (make check skips it, saying so, where mandoc is missing).
 PKGS="build-essential pkg-config libxml2-dev libevent-dev libssl-dev libsqlite3-dev
-libcmocka-dev libjansson-dev libinih-dev libpcap-dev sqlite3 beanstalkd tshark
-netcat-openbsd mandoc"
+libcmocka-dev libjansson-dev libinih-dev libpcap-dev libsystemd-dev sqlite3
+beanstalkd tshark netcat-openbsd mandoc"
 if [ "${1:-}" = fuzz ]; then
 	PKGS="$PKGS clang-14 libclang-rt-14-dev"
 fi

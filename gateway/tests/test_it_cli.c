@@ -4,7 +4,8 @@
  * directory made at start, one error line when the start fails; mosctl's
  * durations, --json after the verb and the count of an empty export; the
  * README's request piped through nc; the example configurations; the log
- * in both formats, with one info line per delivered asset.
+ * in both formats, with one info line per delivered asset; systemd's
+ * notifications against a fake $NOTIFY_SOCKET.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,8 +13,12 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
+
+#include <poll.h>
 
 #include <limits.h>
 #include <signal.h>
@@ -494,6 +499,88 @@ setup_log_json(void **state)
 	return itutil_setup_opts(state, MOS_ENC_UTF16BE, &o);
 }
 
+/* The next datagram on the fake notify socket, or "" after timeout_ms. */
+static const char *
+notify_next(int fd, int timeout_ms, char *buf, size_t len)
+{
+	struct pollfd	pfd = { fd, POLLIN, 0 };
+	ssize_t		n;
+
+	*buf = '\0';
+	if (poll(&pfd, 1, timeout_ms) == 1 && (n = recv(fd, buf, len - 1,
+	    0)) > 0)
+		buf[n] = '\0';
+	return buf;
+}
+
+/* Wait for a datagram holding want; false on timeout. */
+static bool
+notify_wait(int fd, const char *want, int timeout_ms)
+{
+	int64_t	deadline = ncspeer_now_ms() + timeout_ms;
+	char	buf[512];
+
+	while (ncspeer_now_ms() < deadline) {
+		notify_next(fd, (int)(deadline - ncspeer_now_ms()), buf,
+		    sizeof buf);
+		if (strstr(buf, want) != NULL)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * systemd's protocol against a fake $NOTIFY_SOCKET: READY=1 once listening,
+ * WATCHDOG=1 at half of WATCHDOG_USEC, RELOADING=1 then READY=1 on SIGHUP,
+ * STOPPING=1 on SIGTERM.
+ */
+static void
+test_notify(void **state)
+{
+	struct cli		*c = *state;
+	struct sockaddr_un	 sun;
+	struct gwproc_opts	 o;
+	struct gwproc		*gp;
+	char			 buf[512];
+	int			 fd, i;
+
+	memset(&sun, 0, sizeof sun);
+	sun.sun_family = AF_UNIX;
+	assert_true((size_t)snprintf(sun.sun_path, sizeof sun.sun_path,
+	    "%s/notify", c->dir) < sizeof sun.sun_path);
+	assert_true((fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0)) >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sun, sizeof sun), 0);
+	memset(&o, 0, sizeof o);
+	o.log_level = "info";
+	o.nncs = 1;
+	o.ncs[0].lower_port = gwproc_free_port();
+	o.ncs[0].upper_port = gwproc_free_port();
+	assert_non_null(gp = gwproc_new(&o));
+	/* the child inherits them; the test process itself never notifies */
+	setenv("NOTIFY_SOCKET", sun.sun_path, 1);
+	setenv("WATCHDOG_USEC", "200000", 1);
+	assert_int_equal(gwproc_start(gp), 0);
+	unsetenv("NOTIFY_SOCKET");
+	unsetenv("WATCHDOG_USEC");
+	/* READY=1 comes first, after the listeners are open */
+	notify_next(fd, CLI_WAIT_MS, buf, sizeof buf);
+	if (strstr(buf, "READY=1") == NULL)
+		fail_msg("first notification: '%s'", buf);
+	assert_non_null(strstr(buf, "STATUS="));
+	assert_true(gwproc_log_wait(gp, 0, CLI_WAIT_MS, "event=notify.watchdog",
+	    "every_ms=100", (char *)NULL) > 0);
+	for (i = 0; i < 3; i++)
+		assert_true(notify_wait(fd, "WATCHDOG=1", CLI_WAIT_MS));
+	assert_int_equal(gwproc_signal(gp, SIGHUP), 0);
+	assert_true(notify_wait(fd, "RELOADING=1", CLI_WAIT_MS));
+	assert_true(notify_wait(fd, "READY=1", CLI_WAIT_MS));
+	assert_int_equal(gwproc_signal(gp, SIGTERM), 0);
+	assert_true(notify_wait(fd, "STOPPING=1", CLI_WAIT_MS));
+	assert_int_equal(gwproc_stop(gp), 0);
+	gwproc_free(gp);
+	close(fd);
+}
+
 int
 main(void)
 {
@@ -520,6 +607,8 @@ main(void)
 		    itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_log_json, setup_log_json,
 		    itutil_teardown),
+		cmocka_unit_test_setup_teardown(test_notify, cli_setup,
+		    cli_teardown),
 	};
 
 	return cmocka_run_group_tests_name("it_cli", tests, NULL, NULL);
