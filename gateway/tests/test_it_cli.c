@@ -488,6 +488,49 @@ test_log_json(void **state)
 	GWRIG_CHECK(r, acked == 1);
 }
 
+/* The JSON form keeps every value exactly, whatever it holds. */
+static void
+test_log_json_values(void **state)
+{
+	struct cli	*c = *state;
+	static const char *const values[] = {
+		"plain", "two words", "say \"hi\"", "back\\slash",
+		"line\nbreak", "a=b", "", "tab\there", "\xc3\xa9t\xc3\xa9",
+	};
+	json_error_t	 e;
+	json_t		*j;
+	char		 path[PATH_MAX + 16], *text, *line, *save = NULL, *cause;
+	size_t		 i;
+
+	snprintf(path, sizeof path, "%s/json.log", c->dir);
+	assert_int_equal(log_open(LL_INFO, path, &cause), 0);
+	log_set_format(LOG_FMT_JSON);
+	for (i = 0; i < nitems(values); i++)
+		log_event(LL_INFO, "test.value", "i=%zu v=%s", i,
+		    log_q(values[i]));
+	log_event(LL_DEBUG, "test.hidden", "i=x");
+	log_set_format(LOG_FMT_LOGFMT);
+	log_close();
+	text = gwproc_read_file(path);
+	for (i = 0, line = strtok_r(text, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save), i++) {
+		if ((j = json_loads(line, JSON_REJECT_DUPLICATES, &e)) == NULL)
+			fail_msg("not JSON (%s): %s", e.text, line);
+		assert_true(i < nitems(values));
+		assert_string_equal(json_string_value(json_object_get(j,
+		    "event")), "test.value");
+		assert_string_equal(json_string_value(json_object_get(j,
+		    "level")), "info");
+		/* control characters other than newline become '?' */
+		if (strchr(values[i], '\t') == NULL)
+			assert_string_equal(json_string_value(
+			    json_object_get(j, "v")), values[i]);
+		json_decref(j);
+	}
+	assert_int_equal(i, nitems(values));
+	free(text);
+}
+
 static int
 setup_log_json(void **state)
 {
@@ -608,6 +651,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_log_json, setup_log_json,
 		    itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_notify, cli_setup,
+		    cli_teardown),
+		cmocka_unit_test_setup_teardown(test_log_json_values, cli_setup,
 		    cli_teardown),
 	};
 
