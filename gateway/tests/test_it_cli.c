@@ -146,21 +146,37 @@ cli_count(const char *s, const char *needle)
 	return n;
 }
 
+/* n distinct ports that were free a moment ago. */
+static void
+cli_ports(uint16_t *p, size_t n)
+{
+	size_t	i, j;
+
+	for (i = 0; i < n; i++) {
+		do {
+			assert_int_not_equal(p[i] = gwproc_free_port(), 0);
+			for (j = 0; j < i && p[j] != p[i]; j++)
+				;
+		} while (j < i);
+	}
+}
+
 /* A configuration with free listener ports and the given extra lines. */
 static void
 cli_config(struct cli *c, const char *name, const char *db,
     const char *log_extra)
 {
-	char	text[2048];
+	char		text[2048];
+	uint16_t	p[4];
 
+	cli_ports(p, nitems(p));
 	snprintf(text, sizeof text,
 	    "[gateway]\nmos_id = mosgw.cli\nlower_port = %u\nupper_port = %u\n"
 	    "query_port = 0\n[database]\npath = %s\n[log]\n%s\n"
 	    "[ncs.n1]\nncs_id = NCS1\nhost = 127.0.0.1\nlower_port = %u\n"
 	    "upper_port = %u\nheartbeat_interval = 500ms\n"
 	    "reconnect_min = 100ms\nreconnect_max = 5m\n",
-	    gwproc_free_port(), gwproc_free_port(), db, log_extra,
-	    gwproc_free_port(), gwproc_free_port());
+	    p[0], p[1], db, log_extra, p[2], p[3]);
 	cli_write(c, name, text);
 }
 
@@ -314,6 +330,7 @@ test_durations(void **state)
 	    "not a duration"));
 	assert_non_null(strstr(c->err, "500ms, 10s, 5m, 24h, 7d"));
 
+	assert_int_equal(cli_sh(c, "\"$BIN/mosctl\" --db m.db init"), 0);
 	assert_int_equal(cli_sh(c, "\"$BIN/mosctl\" --db m.db history prune "
 	    "--older-than 1d"), 0);
 	assert_non_null(strstr(c->out, "0 history rows deleted"));
@@ -343,6 +360,7 @@ test_mosctl_json(void **state)
 	json_t		*j;
 	size_t		 i;
 
+	assert_int_equal(cli_sh(c, "\"$BIN/mosctl\" --db m.db init"), 0);
 	assert_int_equal(cli_sh(c, "\"$BIN/mosctl\" --db m.db history "
 	    "export"), 0);
 	assert_string_equal(c->out, "");
@@ -376,6 +394,7 @@ test_readme_request(void **state)
 	struct cli		*c = *state;
 	struct gwproc_opts	 o;
 	struct gwproc		*gp;
+	uint16_t		 p[2];
 
 	if (cli_sh(c, "command -v nc >/dev/null && nc -h 2>&1 | "
 	    "grep -q \"OpenBSD netcat\"") != 0) {
@@ -388,8 +407,9 @@ test_readme_request(void **state)
 	o.log_level = "info";
 	o.nncs = 1;
 	o.ncs[0].ncs_id = "NCS.LOCAL";
-	o.ncs[0].lower_port = gwproc_free_port();
-	o.ncs[0].upper_port = gwproc_free_port();
+	cli_ports(p, nitems(p));
+	o.ncs[0].lower_port = p[0];
+	o.ncs[0].upper_port = p[1];
 	assert_non_null(gp = gwproc_new(&o));
 	assert_int_equal(gwproc_start(gp), 0);
 	assert_int_equal(cli_sh(c, "\"$BIN/mosmsg\" encode < "
@@ -585,6 +605,7 @@ test_notify(void **state)
 	struct gwproc_opts	 o;
 	struct gwproc		*gp;
 	char			 buf[512];
+	uint16_t		 p[2];
 	int			 fd, i;
 
 	memset(&sun, 0, sizeof sun);
@@ -596,8 +617,9 @@ test_notify(void **state)
 	memset(&o, 0, sizeof o);
 	o.log_level = "info";
 	o.nncs = 1;
-	o.ncs[0].lower_port = gwproc_free_port();
-	o.ncs[0].upper_port = gwproc_free_port();
+	cli_ports(p, nitems(p));
+	o.ncs[0].lower_port = p[0];
+	o.ncs[0].upper_port = p[1];
 	assert_non_null(gp = gwproc_new(&o));
 	/* the child inherits them; the test process itself never notifies */
 	setenv("NOTIFY_SOCKET", sun.sun_path, 1);
