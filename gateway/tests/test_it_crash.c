@@ -23,6 +23,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "gateway/tests/gwproc.h"
 
 #define NASSETS		120
@@ -122,6 +124,67 @@ wait_seen(struct crash *c, size_t from, size_t n)
 	    WAIT_MS) >= from + n);
 }
 
+/* Print the rows of one SQL statement on an objID (after a failure). */
+static void
+dump_rows(sqlite3 *db, const char *what, const char *sql, const char *obj_id)
+{
+	sqlite3_stmt	*st = NULL;
+	int		 i;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+		fprintf(stderr, "  %s: %s\n", what, sqlite3_errmsg(db));
+		return;
+	}
+	sqlite3_bind_text(st, 1, obj_id, -1, SQLITE_STATIC);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		fprintf(stderr, "  %s:", what);
+		for (i = 0; i < sqlite3_column_count(st); i++)
+			fprintf(stderr, " %s=%s", sqlite3_column_name(st, i),
+			    sqlite3_column_text(st, i) != NULL ?
+			    (const char *)sqlite3_column_text(st, i) : "NULL");
+		fputc('\n', stderr);
+	}
+	sqlite3_finalize(st);
+}
+
+/*
+ * What became of one asset: its catalog row, the delivery the gateway
+ * recorded, its jobs with their history, and every mosObj the NCS took.
+ */
+static void
+dump_asset(struct crash *c, const char *obj_id)
+{
+	const struct ncspeer_frame	*f;
+	struct queue			*q;
+	size_t				 i;
+
+	for (i = 0; (f = ncspeer_frame_at(c->r->ncs, i)) != NULL; i++) {
+		if (f->msg != NULL && f->msg->type == MOS_T_MOS_OBJ &&
+		    f->msg->u.mos_obj.obj_id != NULL &&
+		    strcmp(f->msg->u.mos_obj.obj_id, obj_id) == 0)
+			fprintf(stderr, "  ncs: frame %zu conn %d t=%lld "
+			    "rev=%u status=%s message_id=%d\n", i, f->conn,
+			    (long long)f->t_ms, f->msg->u.mos_obj.obj_rev,
+			    f->msg->u.mos_obj.status != NULL ?
+			    f->msg->u.mos_obj.status : "?",
+			    (int)f->message_id);
+	}
+	if ((q = gwproc_queue(c->r->gw)) == NULL)
+		return;
+	dump_rows(queue_db(q), "asset", "SELECT rev, deleted, status "
+	    "FROM assets WHERE obj_id = ?1", obj_id);
+	dump_rows(queue_db(q), "delivery", "SELECT ncs, rev, status, t_ms "
+	    "FROM delivery WHERE obj_id = ?1", obj_id);
+	dump_rows(queue_db(q), "job", "SELECT id, lane, state, attempts, "
+	    "lease_gen, worker, last_error FROM jobs WHERE "
+	    "CAST(payload AS TEXT) = ?1 ORDER BY id", obj_id);
+	dump_rows(queue_db(q), "event", "SELECT e.job_id, e.t, e.from_state, "
+	    "e.to_state, e.attempt, e.worker, e.note FROM job_events e JOIN "
+	    "jobs j ON j.id = e.job_id WHERE CAST(j.payload AS TEXT) = ?1 "
+	    "ORDER BY e.id", obj_id);
+	queue_close(q);
+}
+
 /*
  * Every asset reached the NCS at its newest revision, and no asset's
  * revision ever went backwards in what the NCS received.
@@ -144,9 +207,11 @@ check_delivered(struct crash *c)
 		o = &f->msg->u.mos_obj;
 		GWRIG_CHECK(c->r, o->obj_id != NULL &&
 		    sscanf(o->obj_id, "K-%d", &k) == 1 && k >= 0 && k < NASSETS);
-		if (o->obj_rev < last[k])
+		if (o->obj_rev < last[k]) {
 			fprintf(stderr, "%s: rev %u after rev %u\n", o->obj_id,
 			    o->obj_rev, last[k]);
+			dump_asset(c, o->obj_id);
+		}
 		GWRIG_CHECK(c->r, o->obj_rev >= last[k]);
 		last[k] = o->obj_rev;
 		status[k] = o->status;
@@ -155,9 +220,11 @@ check_delivered(struct crash *c)
 		/* A deletion of an object the NCS never had may be skipped. */
 		if (c->ex[k].deleted && last[k] == 0)
 			continue;
-		if ((int)last[k] != c->ex[k].rev)
+		if ((int)last[k] != c->ex[k].rev) {
 			fprintf(stderr, "%s: NCS has rev %u, newest is %d\n",
 			    c->ex[k].id, last[k], c->ex[k].rev);
+			dump_asset(c, c->ex[k].id);
+		}
 		GWRIG_CHECK(c->r, (int)last[k] == c->ex[k].rev);
 		GWRIG_CHECK(c->r, status[k] != NULL &&
 		    (strcmp(status[k], "DELETED") == 0) == c->ex[k].deleted);
