@@ -11,12 +11,22 @@ B       ?= build/default
 BIN     ?= bin
 SAN     ?=
 
-PKGS = libxml-2.0 sqlite3 libevent libevent_openssl openssl jansson inih cmocka libpcap \
-       libsystemd
+# What the programs link with; the test suites also need cmocka. A goal
+# that builds and installs only the programs (`make`, `make install`, the
+# Debian package) asks for the first list alone.
+PROG_PKGS = libxml-2.0 sqlite3 libevent libevent_openssl openssl jansson inih \
+            libpcap libsystemd
+TEST_PKGS = cmocka
+PKGS = $(PROG_PKGS) $(TEST_PKGS)
+ifeq ($(filter-out all install uninstall,$(or $(MAKECMDGOALS),all)),)
+NEED_PKGS = $(PROG_PKGS)
+else
+NEED_PKGS = $(PKGS)
+endif
 
 # A fresh machine lacks some -dev packages: install them before anything else.
 ifeq ($(filter clean distclean help,$(MAKECMDGOALS)),)
-ifneq ($(shell pkg-config --exists $(PKGS) 2>/dev/null && echo ok),ok)
+ifneq ($(shell pkg-config --exists $(NEED_PKGS) 2>/dev/null && echo ok),ok)
 $(info mosgw: build dependencies missing; running tools/deps.sh)
 DEPS_STATUS := $(shell sh tools/deps.sh 1>&2; echo $$?)
 ifneq ($(DEPS_STATUS),0)
@@ -36,7 +46,8 @@ endif
 pc_cflags = $(shell pkg-config --cflags $(1) 2>/dev/null)
 pc_libs   = $(shell pkg-config --libs $(1) 2>/dev/null)
 
-ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -I. $(WARN) $(call pc_cflags,$(PKGS)) \
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -I. $(WARN) $(call pc_cflags,$(PROG_PKGS)) \
+             $(call pc_cflags,$(TEST_PKGS)) \
              $(SANFLAGS) $(CFLAGS)
 ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS)
 
@@ -73,13 +84,14 @@ include faults/module.mk
 include conformance/module.mk
 include bench/module.mk
 include man/module.mk
+include packaging/module.mk
 
 all: $(PROGS)
 tests: $(TEST_PROGS)
 
 $(OBJ)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
 # $(call link,LIBS): link the objects and archives among the prerequisites.
 define link
@@ -127,23 +139,36 @@ bench: all $(BENCH_PROGS)
 lint:
 	sh tools/lint.sh
 
-# The daemon goes to sbin (its page is in section 8), the tools to bin.
-MANDIR ?= $(PREFIX)/share/man
-DOCDIR ?= $(PREFIX)/share/doc/mosgw
+# The daemon goes to sbin (its page is in section 8), the tools to bin; the
+# service's configuration and an empty API tokens file to
+# SYSCONFDIR/mosgw, each only where none is there yet (an operator's file is
+# never replaced). Nothing of the tests is built or installed.
+BINDIR     ?= $(PREFIX)/bin
+SBINDIR    ?= $(PREFIX)/sbin
+MANDIR     ?= $(PREFIX)/share/man
+DOCDIR     ?= $(PREFIX)/share/doc/mosgw
+SYSCONFDIR ?= $(PREFIX)/etc
+TOOLS = $(filter-out $(BIN)/mosgw,$(PROGS))
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin \
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) \
 	    $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
-	    $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(DOCDIR)/examples
-	install -m 755 $(filter-out $(BIN)/mosgw,$(PROGS)) $(DESTDIR)$(PREFIX)/bin/
-	install -m 755 $(BIN)/mosgw $(DESTDIR)$(PREFIX)/sbin/
+	    $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(DOCDIR)/examples \
+	    $(DESTDIR)$(SYSCONFDIR)/mosgw
+	install -m 755 $(TOOLS) $(DESTDIR)$(BINDIR)/
+	install -m 755 $(BIN)/mosgw $(DESTDIR)$(SBINDIR)/
 	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 $(MAN5) $(DESTDIR)$(MANDIR)/man5/
 	install -m 644 $(MAN8) $(DESTDIR)$(MANDIR)/man8/
 	install -m 644 $(EXAMPLES) $(DESTDIR)$(DOCDIR)/examples/
+	[ -e $(DESTDIR)$(SYSCONFDIR)/mosgw/mosgw.ini ] || \
+	    install -m 644 packaging/mosgw.ini $(DESTDIR)$(SYSCONFDIR)/mosgw/
+	[ -e $(DESTDIR)$(SYSCONFDIR)/mosgw/api-tokens ] || \
+	    install -m 600 packaging/api-tokens $(DESTDIR)$(SYSCONFDIR)/mosgw/
 
+# The configuration stays (as a package's would until purged).
 uninstall:
-	rm -f $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(notdir $(filter-out \
-	    $(BIN)/mosgw,$(PROGS)))) $(DESTDIR)$(PREFIX)/sbin/mosgw
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(TOOLS))) \
+	    $(DESTDIR)$(SBINDIR)/mosgw
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MAN1))) \
 	    $(addprefix $(DESTDIR)$(MANDIR)/man5/,$(notdir $(MAN5))) \
 	    $(addprefix $(DESTDIR)$(MANDIR)/man8/,$(notdir $(MAN8)))
