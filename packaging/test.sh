@@ -199,6 +199,7 @@ if [ "$(id -u)" -eq 0 ]; then
 	    test \"\$(stat -c %a '$root/etc/mosgw/api-tokens')\" = 640"
 else
 	echo "SKIP: not root: systemd-sysusers and systemd-tmpfiles not run into the root"
+	uid=""
 	skip=$((skip + 4))
 	mkdir -p "$root/var/lib"
 	printf '# NAME ROLE TOKEN\n' >"$root/etc/mosgw/api-tokens"
@@ -206,10 +207,24 @@ fi
 sed "s|/var/lib/mosgw|$root/var/lib/mosgw|g" "$root/etc/mosgw/mosgw.ini" \
     >"$root/etc/mosgw/mosgw.ini.moved"
 mv "$root/etc/mosgw/mosgw.ini.moved" "$root/etc/mosgw/mosgw.ini"
-check "packaged mosgw -n -c /etc/mosgw/mosgw.ini (in the root)" \
-    "$root/usr/sbin/mosgw" -n -c "$root/etc/mosgw/mosgw.ini"
+chmod 644 "$root/etc/mosgw/mosgw.ini"
+# As root, the rest runs as the mosgw user, as the unit does: it must read
+# the configuration and the tokens and write the state directory.
+as=""
+if [ "$(id -u)" -eq 0 ] && [ -n "$uid" ] &&
+    setpriv --reuid="$uid" --regid="$gid" --clear-groups true 2>/dev/null &&
+    setpriv --reuid="$uid" --regid="$gid" --clear-groups test -x "$root/usr/sbin/mosgw"; then
+	as="setpriv --reuid=$uid --regid=$gid --clear-groups"
+	check "the mosgw user reads the tokens file" \
+	    $as cat "$root/etc/mosgw/api-tokens"
+elif [ "$(id -u)" -eq 0 ]; then
+	echo "SKIP: the mosgw user cannot reach $tmp (or no setpriv): checked as root"
+	skip=$((skip + 1))
+fi
+check "packaged mosgw -n -c /etc/mosgw/mosgw.ini (in the root${as:+, as mosgw})" \
+    $as "$root/usr/sbin/mosgw" -n -c "$root/etc/mosgw/mosgw.ini"
 check "packaged mosctl creates and reads a database in /var/lib/mosgw" \
-    sh -c "'$root/usr/bin/mosctl' --db '$root/var/lib/mosgw/mosgw.db' init &&
+    $as sh -c "'$root/usr/bin/mosctl' --db '$root/var/lib/mosgw/mosgw.db' init &&
     '$root/usr/bin/mosctl' --db '$root/var/lib/mosgw/mosgw.db' job stats"
 
 # make install / uninstall in the copy (its programs are built already)
