@@ -30,6 +30,15 @@ check() {
 		echo "$out" | tail -n 20 | sed 's/^/    /'
 	fi
 }
+# same NAME EXPECTED ACTUAL
+same() {
+	if [ "$2" = "$3" ]; then
+		ok "$1"
+	else
+		bad "$1"
+		echo "    expected '$2', got '$3'"
+	fi
+}
 finish() {
 	echo "$pass passed, $fail failed, $skip skipped"
 	[ "$fail" -eq 0 ]
@@ -184,19 +193,19 @@ if [ "$(id -u)" -eq 0 ]; then
 	    "systemd-tmpfiles --root='$root' --create mosgw.conf"
 	uid=$(awk -F: '$1 == "mosgw" { print $3 }' "$root/etc/passwd")
 	gid=$(awk -F: '$1 == "mosgw" { print $3 }' "$root/etc/group")
-	check "/var/lib/mosgw is mosgw:mosgw 0750" test \
-	    "$(stat -c '%a %u %g' "$root/var/lib/mosgw")" = "750 $uid $gid"
-	check "/etc/mosgw/api-tokens is root:mosgw 0640" test \
-	    "$(stat -c '%a %u %g' "$root/etc/mosgw/api-tokens")" = "640 0 $gid"
+	same "/var/lib/mosgw is mosgw:mosgw 0750" "750 $uid $gid" \
+	    "$(stat -c '%a %u %g' "$root/var/lib/mosgw")"
+	same "/etc/mosgw/api-tokens is root:mosgw 0640" "640 0 $gid" \
+	    "$(stat -c '%a %u %g' "$root/etc/mosgw/api-tokens")"
 	# an operator's token and mode survive an upgrade (or boot); the mode
 	# is set back
 	echo "ops admin 0123456789abcdef0123456789abcdef" \
 	    >>"$root/etc/mosgw/api-tokens"
 	chmod 644 "$root/etc/mosgw/api-tokens"
-	check "tmpfiles again: tokens kept, mode set back to 0640" sh -c \
-	    "systemd-tmpfiles --root='$root' --create mosgw.conf &&
-	    grep -q '^ops admin ' '$root/etc/mosgw/api-tokens' &&
-	    test \"\$(stat -c %a '$root/etc/mosgw/api-tokens')\" = 640"
+	systemd-tmpfiles --root="$root" --create mosgw.conf
+	same "tmpfiles again: tokens kept, mode set back to 0640" "640 1" \
+	    "$(stat -c %a "$root/etc/mosgw/api-tokens") $(grep -c '^ops admin ' \
+	    "$root/etc/mosgw/api-tokens")"
 else
 	echo "SKIP: not root: systemd-sysusers and systemd-tmpfiles not run into the root"
 	uid=""
