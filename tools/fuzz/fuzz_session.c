@@ -52,7 +52,7 @@ int	LLVMFuzzerInitialize(int *, char ***);
 #define FS_SETTLE_MAX	100000		/* loop passes per settle */
 #define FS_CHECK_EVERY	64		/* inputs between history checks */
 
-/* lower_port etc. are set to 0 (no listeners) before gw_new. */
+/* lower_port etc. and api_port are set to 0 (no listeners) before gw_new. */
 static const char fs_conf[] =
     "[gateway]\n"
     "mos_id = " FS_MOS_ID "\n"
@@ -916,6 +916,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 		exit(1);
 	}
 	cfg->lower_port = cfg->upper_port = cfg->query_port = 0;
+	cfg->api_port = 0;		/* nor the API's (8540 may be taken) */
 	nncs = cfg->nncs;
 	cfg->nncs = 0;			/* gw_new would start their links */
 	if ((fs.gw = gw_new(cfg, &errs)) == NULL) {
