@@ -2,8 +2,8 @@
  * The HTTP API: evhttp on the daemon's event loop, for the MAM, its
  * workers and scripts. This file holds the server, the limits, Bearer
  * token authentication with roles, routing and the problem+json errors;
- * each resource has its own file (api_assets.c, api_queue.c) with its
- * routes in api_routes[].
+ * each resource has its own file (api_assets.c, api_queue.c, api_links.c)
+ * with its routes in api_routes[].
  *
  * Limits are enforced in front of evhttp, by a filter bufferevent under
  * every connection (evhttp_set_bevcb): it sees the raw bytes, finds the end
@@ -727,6 +727,7 @@ const struct api_route api_routes[] = {
 	{ "GET", "/v1/assets/{objID}", API_READ, api_asset_get },
 	{ "DELETE", "/v1/assets/{objID}", API_WRITE, api_asset_delete },
 	{ "GET", "/v1/queue/stats", API_READ, api_queue_stats },
+	{ "GET", "/v1/links", API_READ, api_links },
 	{ NULL, NULL, API_PUBLIC, NULL },
 };
 

@@ -1222,6 +1222,15 @@ struct link {
 	int64_t			 up_mono;	/* when it came up */
 	int64_t			 rx_mono;	/* last frame received */
 	uint64_t		 hb_ok;		/* heartbeats answered */
+	/* for GET /v1/links (api_links.c) */
+	int64_t			 since_mono;	/* state last changed */
+	int64_t			 hb_rx_mono;	/* last heartbeat answer */
+	char			 last_error[128];	/* kept once up */
+	uint64_t		 ups;		/* connections made */
+	uint64_t		 msgs_sent;	/* sends, not heartbeats */
+	uint64_t		 acks;		/* positive answers */
+	uint64_t		 nacks;
+	uint64_t		 timeouts;	/* ack timeouts */
 	struct sbuf		 copy;		/* a streamed message,
 	    for history */
 };
@@ -1417,6 +1426,9 @@ void	 api_assets_import(struct api_req *);	/* NDJSON */
 
 /* api_queue.c: /v1/queue */
 void	 api_queue_stats(struct api_req *);
+
+/* api_links.c: /v1/links, our links to every NCS (loop state, no DB) */
+void	 api_links(struct api_req *);
 
 /* ------------------------------------------------------------------------ */
 /* gw.c: the daemon. */

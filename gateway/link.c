@@ -61,6 +61,15 @@ link_state_name(enum link_state s)
 	return "?";
 }
 
+/* Change state; `since` moves only when the state does. */
+static void
+link_set_state(struct link *l, enum link_state st)
+{
+	if (l->state != st)
+		l->since_mono = util_mono_ms();
+	l->state = st;
+}
+
 /* Host of this link's target. */
 const char *
 link_host(const struct link *l)
@@ -219,7 +228,7 @@ link_connect(struct link *l)
 	timeout = l->ncs->conf->ack_timeout_ms;
 	if (timeout < 1000)
 		timeout = 1000;
-	l->state = LINK_CONNECTING;
+	link_set_state(l, LINK_CONNECTING);
 	log_event(l->failures == 0 ? LL_INFO : LL_DEBUG, "link.connecting",
 	    "ncs=%s port=%s target=%s peer=%s:%d attempt=%d",
 	    l->ncs->conf->name,
@@ -262,8 +271,9 @@ link_failed(struct link *l, const char *reason)
 	bool	was_up = link_is_up(l);
 
 	link_drop(l);
-	l->state = LINK_DOWN;
+	link_set_state(l, LINK_DOWN);
 	util_strlcpy(l->reason, reason, sizeof l->reason);
+	util_strlcpy(l->last_error, reason, sizeof l->last_error);
 	l->failures++;
 	if (was_up || l->failures == 1)
 		log_event(LL_WARN, "link.down", "ncs=%s port=%s target=%s "
@@ -308,9 +318,11 @@ link_tick_cb(evutil_socket_t fd, short ev, void *arg)
 			    (long long)age);
 			link_failed(l, "heartbeat-timeout");
 		} else if (age * 2 > hb * 3 && l->state == LINK_UP) {
-			l->state = LINK_DEGRADED;
+			link_set_state(l, LINK_DEGRADED);
 			util_strlcpy(l->reason, "heartbeat-late",
 			    sizeof l->reason);
+			util_strlcpy(l->last_error, "heartbeat-late",
+			    sizeof l->last_error);
 			log_event(LL_WARN, "heartbeat.late", "ncs=%s port=%s "
 			    "target=%s ms=%lld action=degraded", n->conf->name,
 			    gw_port_name(l->port), link_target_name(l),
@@ -354,6 +366,7 @@ link_ack_cb(evutil_socket_t fd, short ev, void *arg)
 	    "message_id=%d try=%d retries=%d", l->ncs->conf->name,
 	    gw_port_name(l->port), link_target_name(l), mos_type_name(lm->type),
 	    (int)lm->message_id, lm->tries, l->ncs->conf->retries);
+	l->timeouts++;
 	if (lm->tries <= l->ncs->conf->retries) {
 		link_send_inflight(l, "resent");
 		return;
@@ -456,6 +469,8 @@ link_send_inflight(struct link *l, const char *outcome)
 	lm->tries++;
 	lm->sends++;
 	l->sent_mono = util_mono_ms();
+	if (!l->inflight_hb)
+		l->msgs_sent++;
 	if (lm->gen != NULL) {
 		link_stream(l, true);
 		return;
@@ -516,8 +531,9 @@ link_connected_cb(void *arg, struct conn *c)
 		    "target=%s", l->ncs->conf->name, gw_port_name(l->port),
 		    link_target_name(l));
 	l->breaker = false;
-	l->state = LINK_UP;
+	link_set_state(l, LINK_UP);
 	l->reason[0] = '\0';
+	l->ups++;
 	l->up_mono = l->rx_mono = util_mono_ms();
 	l->hb_last_mono = l->up_mono - hb;	/* a heartbeat right away */
 	l->hb_ok = 0;
@@ -596,11 +612,12 @@ link_reply(struct link *l, const struct mos_msg *m)
 		l->inflight_hb = false;
 		link_msg_free(lm);
 		l->hb_ok++;
+		l->hb_rx_mono = util_mono_ms();
 		if (nack != NULL && (to = ncs_buddy_target(l->ncs, l,
 		    nack)) >= 0)
 			ncs_switch(l->ncs, to, "buddy-sentence");
 		if (l->state == LINK_DEGRADED) {
-			l->state = LINK_UP;
+			link_set_state(l, LINK_UP);
 			l->reason[0] = '\0';
 			log_event(LL_INFO, "link.up", "ncs=%s port=%s "
 			    "target=%s "
@@ -617,6 +634,10 @@ link_reply(struct link *l, const struct mos_msg *m)
 		return;
 	}
 	l->inflight = NULL;
+	if (nack != NULL)
+		l->nacks++;
+	else
+		l->acks++;
 	if (lm->cb != NULL)
 		lm->cb(lm->arg, lm, LINK_REPLY, m);
 	link_msg_free(lm);
@@ -681,6 +702,7 @@ link_new(struct ncs *n, int target, enum gw_port port)
 	l->target = target;
 	l->port = port;
 	l->state = LINK_SLEEPING;
+	l->since_mono = util_mono_ms();
 	l->reconnect_ev = evtimer_new(base, link_reconnect_cb, l);
 	l->tick_ev = event_new(base, -1, EV_PERSIST, link_tick_cb, l);
 	l->ack_ev = evtimer_new(base, link_ack_cb, l);
@@ -701,7 +723,7 @@ link_close(struct link *l, const char *reason)
 		log_event(LL_INFO, "link.down", "ncs=%s port=%s target=%s "
 		    "reason=%s", l->ncs->conf->name, gw_port_name(l->port),
 		    link_target_name(l), log_q(reason));
-	l->state = l->enabled ? LINK_DOWN : LINK_SLEEPING;
+	link_set_state(l, l->enabled ? LINK_DOWN : LINK_SLEEPING);
 	util_strlcpy(l->reason, reason, sizeof l->reason);
 }
 
@@ -713,7 +735,7 @@ link_enable(struct link *l, bool on)
 		return;
 	l->enabled = on;
 	if (on) {
-		l->state = LINK_DOWN;
+		link_set_state(l, LINK_DOWN);
 		link_schedule(l);
 	} else
 		link_close(l, "standby");

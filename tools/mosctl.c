@@ -5,11 +5,18 @@
 #include <string.h>
 
 #include "tools/mosctl.h"
+#include "tools/mosctl_api.h"
 
 static void
 usage(FILE *f)
 {
 	fprintf(f, "usage: mosctl [--db FILE] [--json] [--sync full|normal] NOUN VERB [ARGS]\n"
+	    "       mosctl --url URL --token-file FILE [--cacert FILE] [--json] "
+	    "NOUN VERB [ARGS]\n"
+	    "  --db FILE (or MOSGW_DB): work on the database file (also while "
+	    "the daemon is down)\n"
+	    "  --url URL (or MOSGW_URL), --token-file FILE (or "
+	    "MOSGW_TOKEN_FILE): the daemon's HTTP API\n"
 	    "  --json (before the noun or after the verb, for every noun): one "
 	    "JSON object a line\n"
 	    "  DUR: 500ms, 10s, 5m, 24h, 7d (also 1h30m), or bare seconds\n\n");
@@ -18,7 +25,9 @@ usage(FILE *f)
 	mosctl_asset_usage(f);
 	mosctl_history_usage(f);
 	mosctl_ro_usage(f);
-	fprintf(f, "\nexit status: 0 ok, 1 operation failed, 64 usage, 74 database error\n");
+	mosctl_status_usage(f);
+	fprintf(f, "\nexit status: 0 ok, 1 operation failed (status: a link not "
+	    "up), 64 usage, 69 API unreachable or failing, 74 database error\n");
 }
 
 /* Run the verb named by argv[0] from a NULL-terminated table. */
@@ -57,6 +66,37 @@ mosctl_dispatch(struct mosctl *ctl, const char *noun,
 	return MOSCTL_EXIT_USAGE;
 }
 
+/*
+ * The nouns over the HTTP API (--url). Nouns that only work on the
+ * database file say so; job verbs over the API join this table.
+ */
+static int
+api_main(struct mosctl *ctl, int argc, char **argv)
+{
+	static const struct mosctl_verb nouns[] = {
+		{ "status", mosctl_status },
+		{ "links", mosctl_links },
+		{ "queue", mosctl_queue },
+		{ NULL, NULL },
+	};
+	const struct mosctl_verb	*v;
+	int				 rc;
+
+	for (v = nouns; v->name != NULL; v++) {
+		if (strcmp(argv[0], v->name) == 0)
+			break;
+	}
+	if (v->name == NULL) {
+		fprintf(stderr, "mosctl: '%s' works on the database file only "
+		    "(--db FILE); over the API (--url) mosctl has: status, "
+		    "links, queue stats\n", argv[0]);
+		return MOSCTL_EXIT_USAGE;
+	}
+	rc = v->run(ctl, argc - 1, argv + 1);
+	mosctl_api_close(ctl);
+	return rc;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -64,6 +104,9 @@ main(int argc, char **argv)
 		{ "db", required_argument, NULL, 'd' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "sync", required_argument, NULL, 's' },
+		{ "url", required_argument, NULL, 'U' },
+		{ "token-file", required_argument, NULL, 'T' },
+		{ "cacert", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -73,11 +116,24 @@ main(int argc, char **argv)
 
 	if ((env = getenv("MOSGW_DB")) != NULL && *env != '\0')
 		ctl.db = env;
+	if ((env = getenv("MOSGW_URL")) != NULL && *env != '\0')
+		ctl.url = env;
+	if ((env = getenv("MOSGW_TOKEN_FILE")) != NULL && *env != '\0')
+		ctl.token_file = env;
 	/* "+": stop at the first non-option so nouns keep their own options. */
 	while ((c = getopt_long(argc, argv, "+d:jh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			ctl.db = optarg;
+			break;
+		case 'U':
+			ctl.url = optarg;
+			break;
+		case 'T':
+			ctl.token_file = optarg;
+			break;
+		case 'C':
+			ctl.cacert = optarg;
 			break;
 		case 'j':
 			ctl.json = true;
@@ -104,8 +160,24 @@ main(int argc, char **argv)
 		usage(stderr);
 		return MOSCTL_EXIT_USAGE;
 	}
+	if (ctl.db != NULL && ctl.url != NULL) {
+		fprintf(stderr, "mosctl: both a database (--db or MOSGW_DB) "
+		    "and an API (--url or MOSGW_URL) are given: choose one\n");
+		return MOSCTL_EXIT_USAGE;
+	}
+	if (ctl.url != NULL)
+		return api_main(&ctl, argc, argv);
+	if (strcmp(argv[0], "status") == 0 || strcmp(argv[0], "links") == 0 ||
+	    strcmp(argv[0], "queue") == 0) {
+		fprintf(stderr, "mosctl %s speaks to the running daemon: give "
+		    "--url URL and --token-file FILE (or MOSGW_URL and "
+		    "MOSGW_TOKEN_FILE)\n", argv[0]);
+		return MOSCTL_EXIT_USAGE;
+	}
 	if (ctl.db == NULL) {
-		fprintf(stderr, "mosctl: no database: give --db FILE (or set MOSGW_DB)\n");
+		fprintf(stderr, "mosctl: no database: give --db FILE (or set "
+		    "MOSGW_DB), or --url URL and --token-file FILE for the "
+		    "daemon's API\n");
 		return MOSCTL_EXIT_USAGE;
 	}
 	if (strcmp(argv[0], "init") == 0)

@@ -1,9 +1,10 @@
 /*
  * mosctl: the operator's command line. Each noun (job, asset, ...) lives in
  * its own file and works directly on the database file given with --db, so
- * that jobs can be recovered while the gateway is down. The same commands
- * will also speak to the REST API (--url); the command functions only see
- * struct mosctl and their own arguments.
+ * that jobs can be recovered while the gateway is down. With --url and
+ * --token-file, commands speak to the gateway's HTTP API instead
+ * (mosctl_api.c); the command functions only see struct mosctl and their own
+ * arguments.
  */
 #ifndef MOSCTL_H
 #define MOSCTL_H
@@ -11,8 +12,14 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+struct mosctl_api;
+
 struct mosctl {
 	const char	*db;		/* --db FILE */
+	const char	*url;		/* --url URL: over the HTTP API */
+	const char	*token_file;	/* --token-file FILE */
+	const char	*cacert;	/* --cacert FILE (https) */
+	struct mosctl_api *api;		/* mosctl_api.c, once used */
 	bool		 json;		/* --json: machine-readable output */
 	bool		 sync_normal;	/* --sync normal */
 	FILE		*out;
@@ -23,6 +30,7 @@ struct mosctl {
 #define MOSCTL_EXIT_OK		0
 #define MOSCTL_EXIT_FAIL	1	/* the operation failed (not found, wrong state) */
 #define MOSCTL_EXIT_USAGE	64	/* EX_USAGE */
+#define MOSCTL_EXIT_API		69	/* EX_UNAVAILABLE: the API could not be reached or failed */
 #define MOSCTL_EXIT_DB		74	/* EX_IOERR: database could not be opened/written */
 
 /* A noun's verbs: argv[0] is the verb, its options follow. */
@@ -54,5 +62,11 @@ void	mosctl_history_usage(FILE *);
 int	mosctl_ro(struct mosctl *, int argc, char **argv);
 void	mosctl_ro_usage(FILE *);
 int	mosctl_ro_asset_usage(struct mosctl *, int argc, char **argv);
+
+/* tools/mosctl_status.c: over the API (--url) */
+int	mosctl_links(struct mosctl *, int argc, char **argv);
+int	mosctl_queue(struct mosctl *, int argc, char **argv);
+int	mosctl_status(struct mosctl *, int argc, char **argv);
+void	mosctl_status_usage(FILE *);
 
 #endif /* MOSCTL_H */

@@ -726,29 +726,30 @@ gwproc_read_all(int fd, int64_t deadline)
 }
 
 /* Run mosctl against the gateway's database. */
-int
-gwproc_mosctl(struct gwproc *gp, char **out, ...)
+/* Run mosctl with --db DB first (db) or not; stderr to errf if set. */
+static int
+gwproc_mosctl_v(struct gwproc *gp, char **out, bool db, const char *errf,
+    va_list ap)
 {
 	char		*argv[GWPROC_MAX_ARGS], path[PATH_MAX], *text;
 	char		 a0[] = "mosctl", a1[] = "--db";
 	int		 pfd[2], st, argc = 0;
 	int64_t		 deadline = ncspeer_now_ms() + GWPROC_MOSCTL_MS;
-	va_list		 ap;
 	pid_t		 pid;
 
 	argv[argc++] = a0;
-	argv[argc++] = a1;
-	argv[argc++] = gp->db;
-	va_start(ap, out);
+	if (db) {
+		argv[argc++] = a1;
+		argv[argc++] = gp->db;
+	}
 	while (argc < GWPROC_MAX_ARGS - 1 &&
 	    (argv[argc] = va_arg(ap, char *)) != NULL)
 		argc++;
-	va_end(ap);
 	argv[argc] = NULL;
 	snprintf(path, sizeof path, "%s/mosctl", gwproc_bindir());
 	if (pipe2(pfd, O_CLOEXEC) == -1)
 		return -1;
-	pid = gwproc_spawn(NULL, path, argv, pfd[1], NULL);
+	pid = gwproc_spawn(NULL, path, argv, pfd[1], errf);
 	close(pfd[1]);
 	if (pid == -1) {
 		close(pfd[0]);
@@ -769,6 +770,35 @@ gwproc_mosctl(struct gwproc *gp, char **out, ...)
 	if (st == -1 || !WIFEXITED(st))
 		return -1;
 	return WEXITSTATUS(st);
+}
+
+int
+gwproc_mosctl(struct gwproc *gp, char **out, ...)
+{
+	va_list	ap;
+	int	rc;
+
+	va_start(ap, out);
+	rc = gwproc_mosctl_v(gp, out, true, NULL, ap);
+	va_end(ap);
+	return rc;
+}
+
+int
+gwproc_mosctl_cmd(struct gwproc *gp, char **out, char **err, ...)
+{
+	char	 errf[320];
+	va_list	 ap;
+	int	 rc;
+
+	snprintf(errf, sizeof errf, "%s/mosctl.stderr", gp->dir);
+	unlink(errf);
+	va_start(ap, err);
+	rc = gwproc_mosctl_v(gp, out, false, errf, ap);
+	va_end(ap);
+	if (err != NULL)
+		*err = gwproc_read_file(errf);
+	return rc;
 }
 
 /* mosctl asset put OBJID --slug SLUG. */

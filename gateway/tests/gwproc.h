@@ -126,6 +126,12 @@ void		 gwproc_log_dump(struct gwproc *, const char *label);
  */
 int		 gwproc_mosctl(struct gwproc *, char **out, ...)
 		    __attribute__((sentinel));
+/*
+ * The same without --db (e.g. --url ... for the API); *err (if not NULL)
+ * gets its stderr, malloc'd.
+ */
+int		 gwproc_mosctl_cmd(struct gwproc *, char **out, char **err, ...)
+		    __attribute__((sentinel));
 /* mosctl asset put OBJID --slug SLUG; the exit status. */
 int		 gwproc_asset_put(struct gwproc *, const char *obj_id,
 		    const char *slug);

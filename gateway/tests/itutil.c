@@ -227,3 +227,16 @@ itutil_is_ack(const struct ncspeer_frame *f, const char *status,
 	return text == NULL || (a->status_description != NULL &&
 	    strstr(a->status_description, text) != NULL);
 }
+
+/* How often needle occurs in s. */
+int
+itutil_count(const char *s, const char *needle)
+{
+	int	n = 0;
+
+	while ((s = strstr(s, needle)) != NULL) {
+		n++;
+		s += strlen(needle);
+	}
+	return n;
+}

@@ -54,4 +54,7 @@ struct mos_msg *itutil_exchange(int fd, const struct mos_msg *m,
 /* Read (and drop) until the other side closes fd. 0, or -1 on timeout. */
 int	itutil_wait_eof(int fd, int timeout_ms);
 
+/* How often needle occurs in s. */
+int	itutil_count(const char *s, const char *needle);
+
 #endif /* ITUTIL_H */

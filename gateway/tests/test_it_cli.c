@@ -133,19 +133,6 @@ cli_write(struct cli *c, const char *name, const char *text)
 	assert_int_equal(fclose(f), 0);
 }
 
-/* How often needle occurs in s. */
-static int
-cli_count(const char *s, const char *needle)
-{
-	int	n = 0;
-
-	while ((s = strstr(s, needle)) != NULL) {
-		n++;
-		s += strlen(needle);
-	}
-	return n;
-}
-
 /* n distinct ports that were free a moment ago. */
 static void
 cli_ports(uint16_t *p, size_t n)
@@ -280,7 +267,7 @@ test_path_checks(void **state)
 	    "directory "));
 	assert_non_null(strstr(c->err, "/no/such/dir does not exist, nor its "
 	    "parent "));
-	assert_int_equal(cli_count(c->err, "\n"), 1);
+	assert_int_equal(itutil_count(c->err, "\n"), 1);
 	/* the start says the same */
 	assert_int_equal(cli_sh(c, "\"$BIN/mosgw\" -c a.ini"), 1);
 	assert_non_null(strstr(c->err, "/no/such/dir does not exist"));
@@ -306,9 +293,9 @@ test_start_error_once(void **state)
 	    "long enough to be read as a header of one: "
 	    "................................................\n");
 	assert_int_equal(cli_sh(c, "\"$BIN/mosgw\" -c d.ini"), 1);
-	assert_int_equal(cli_count(c->err, "event=start.error"), 1);
-	assert_int_equal(cli_count(c->err, "bad.db"), 1);
-	assert_int_equal(cli_count(c->err, "\n"), 1);
+	assert_int_equal(itutil_count(c->err, "event=start.error"), 1);
+	assert_int_equal(itutil_count(c->err, "bad.db"), 1);
+	assert_int_equal(itutil_count(c->err, "\n"), 1);
 }
 
 /* One duration syntax in the file and in mosctl; bad ones are named. */
@@ -418,7 +405,7 @@ test_readme_request(void **state)
 	    "\"$BIN/mosmsg\" decode", gp->lower_port), 0);
 	assert_non_null(strstr(c->out, "\"type\":\"listMachInfo\""));
 	assert_non_null(strstr(c->out, "\"type\":\"heartbeat\""));
-	assert_int_equal(cli_count(c->out, "\n"), 2);
+	assert_int_equal(itutil_count(c->out, "\n"), 2);
 	assert_int_equal(gwproc_stop(gp), 0);
 	gwproc_free(gp);
 }
@@ -456,8 +443,8 @@ test_log_info(void **state)
 	GWRIG_CHECK(r, ncspeer_wait_count(r->ncs, &(struct ncspeer_match){
 	    .type = "heartbeat" }, 12, CLI_WAIT_MS) >= 12);
 	text = gwproc_log_text(r->gw);
-	GWRIG_CHECK(r, cli_count(text, "heartbeat") == 0);
-	GWRIG_CHECK(r, cli_count(text, "level=debug") == 0);
+	GWRIG_CHECK(r, itutil_count(text, "heartbeat") == 0);
+	GWRIG_CHECK(r, itutil_count(text, "level=debug") == 0);
 	free(text);
 }
 
