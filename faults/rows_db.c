@@ -675,7 +675,8 @@ out:
 /*
  * Row 27: the HTTP API's own limits (431, 413, 408, 503 as problem+json)
  * are tested by gateway_it_api; this row, MOS links under API abuse, is
- * not written yet and says so. Rows 28-29: no TLS listener in mosgw.
+ * not written yet and says so. Rows 28-29: the MOS links have no TLS; the
+ * HTTP API's TLS is tested by gateway_it_tls.
  */
 void
 row27_rest(struct row *row)
@@ -688,12 +689,16 @@ void
 row28_tls_certs(struct row *row)
 {
 	row->result = ROW_NA;
-	row_note(row, "not applicable: mosgw has no TLS listener (MOS links and the HTTP API are plain TCP)");
+	row_note(row, "not applicable to the MOS links (plain TCP); the HTTP "
+	    "API's TLS (bad pairs refused at start, -n and SIGHUP) is tested "
+	    "by gateway_it_tls");
 }
 
 void
 row29_tls_stall(struct row *row)
 {
 	row->result = ROW_NA;
-	row_note(row, "not applicable: mosgw has no TLS listener (MOS links and the HTTP API are plain TCP)");
+	row_note(row, "not applicable to the MOS links (plain TCP); the HTTP "
+	    "API's TLS (handshake deadline, plaintext and TLS 1.1 refused, "
+	    "renegotiation refused) is tested by gateway_it_tls");
 }

@@ -16,6 +16,11 @@
  * over max_connections. So evhttp only ever sees requests within limits,
  * and nothing it would answer with a bare HTML page.
  *
+ * With [api] tls_cert and tls_key the socket under the filter is an OpenSSL
+ * bufferevent (api_tls.c builds its context): the filter sees plaintext
+ * and every limit stays as it is; a handshake not finished within
+ * tls_handshake_timeout closes the connection.
+ *
  * Handlers never touch SQLite on the loop thread: they hand the work to the
  * bookkeeping thread (dbw.c) and answer from its done callback.
  */
@@ -28,6 +33,7 @@
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/http_struct.h>
@@ -35,6 +41,7 @@
 #include <jansson.h>
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
+#include <openssl/ssl.h>
 
 #include "gateway/gateway.h"
 
@@ -59,8 +66,10 @@ enum api_conn_state {
 /* One connection, seen through the filter in front of evhttp. */
 struct api_conn {
 	struct api		*api;
-	struct bufferevent	*under;		/* the socket */
+	struct bufferevent	*under;		/* the socket (maybe TLS) */
+	SSL			*ssl;		/* under TLS; owned by under */
 	struct event		*deadline;
+	struct event		*handshake;	/* TLS: its deadline */
 	enum api_conn_state	 state;
 	uint64_t		 body;		/* body bytes still to pass */
 	bool			 counted;
@@ -83,6 +92,8 @@ struct api {
 	int				 nconn;
 	struct api_conn_list		 conns;
 	int				 port;		/* bound */
+	SSL_CTX				*tls;		/* NULL: plain HTTP */
+	int64_t				 handshake_ms;
 };
 
 static const char *const role_names[] = { "read", "write", "worker", "admin",
@@ -289,6 +300,8 @@ api_conn_flushed(struct evbuffer *buf, const struct evbuffer_cb_info *info,
 	if (info->n_deleted == 0 || evbuffer_get_length(buf) != 0)
 		return;
 	evbuffer_remove_cb(buf, api_conn_flushed, c);
+	if (c->ssl != NULL)
+		SSL_shutdown(c->ssl);		/* close_notify */
 	shutdown(bufferevent_getfd(c->under), SHUT_WR);
 }
 
@@ -466,7 +479,27 @@ api_conn_free(void *arg)
 	    c);
 	TAILQ_REMOVE(&c->api->conns, c, entry);
 	event_free(c->deadline);
+	if (c->handshake != NULL)
+		event_free(c->handshake);
 	free(c);
+}
+
+/*
+ * TLS: the handshake is not done in time. Shut the socket down; the TLS
+ * bufferevent sees the end and evhttp frees the connection.
+ */
+static void
+api_conn_handshake_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct api_conn	*c = arg;
+
+	(void)fd;
+	(void)ev;
+	if (SSL_is_init_finished(c->ssl))
+		return;
+	log_event(LL_INFO, "api.reject", "reason=tls-handshake-timeout "
+	    "ms=%lld", (long long)c->api->handshake_ms);
+	shutdown(bufferevent_getfd(c->under), SHUT_RDWR);
 }
 
 /* evhttp's new connection: the socket under our filter. */
@@ -478,13 +511,27 @@ api_bevcb(struct event_base *base, void *arg)
 	struct bufferevent	*bev;
 	char			 detail[128];
 
+	struct timeval		 tv;
+
 	c = xcalloc(1, sizeof *c);
 	c->api = api;
-	if ((c->under = bufferevent_socket_new(base, -1,
-	    BEV_OPT_CLOSE_ON_FREE)) == NULL ||
-	    (c->deadline = evtimer_new(base, api_conn_deadline_cb, c)) ==
-	    NULL)
+	if (api->tls != NULL) {
+		if ((c->ssl = SSL_new(api->tls)) == NULL)
+			fatalx("SSL_new failed");
+		c->under = bufferevent_openssl_socket_new(base, -1, c->ssl,
+		    BUFFEREVENT_SSL_ACCEPTING, BEV_OPT_CLOSE_ON_FREE);
+		if (c->under == NULL || (c->handshake = evtimer_new(base,
+		    api_conn_handshake_cb, c)) == NULL)
+			fatalx("bufferevent_openssl_socket_new failed");
+		bufferevent_openssl_set_allow_dirty_shutdown(c->under, 1);
+		tv.tv_sec = (time_t)(api->handshake_ms / 1000);
+		tv.tv_usec = (suseconds_t)(api->handshake_ms % 1000) * 1000;
+		evtimer_add(c->handshake, &tv);
+	} else if ((c->under = bufferevent_socket_new(base, -1,
+	    BEV_OPT_CLOSE_ON_FREE)) == NULL)
 		fatalx("bufferevent_socket_new failed");
+	if ((c->deadline = evtimer_new(base, api_conn_deadline_cb, c)) == NULL)
+		fatalx("evtimer_new failed");
 	if ((bev = bufferevent_filter_new(c->under, api_conn_input, NULL,
 	    BEV_OPT_CLOSE_ON_FREE, api_conn_free, c)) == NULL)
 		fatalx("bufferevent_filter_new failed");
@@ -918,6 +965,39 @@ api_load(struct api *api, const struct gw_config *cfg, char **cause)
 	return 0;
 }
 
+/*
+ * HTTPS as configured: a new context for new connections (those open keep
+ * theirs). Turning TLS on or off needs a restart: the listener stays.
+ */
+static int
+api_load_tls(struct api *api, const struct gw_config *cfg, bool first,
+    char **cause)
+{
+	SSL_CTX	*ctx;
+	int	 days;
+
+	if ((*cfg->api_tls_cert != '\0') != (api->tls != NULL) && !first) {
+		log_event(LL_WARN, "config.reload", "note=%s",
+		    "api-tls-on-or-off-applies-at-restart");
+		return 0;
+	}
+	if (*cfg->api_tls_cert == '\0')
+		return 0;
+	if ((ctx = api_tls_ctx(cfg, cause)) == NULL)
+		return -1;
+	SSL_CTX_free(api->tls);
+	api->tls = ctx;
+	api->handshake_ms = cfg->api_tls_handshake_ms;
+	if ((days = api_tls_days_left(ctx)) < 0)
+		log_event(LL_WARN, "api.tls", "msg=%s cert=%s", log_q("the "
+		    "certificate has expired: clients will refuse it"),
+		    log_q(cfg->api_tls_cert));
+	else
+		log_event(days < 14 ? LL_WARN : LL_INFO, "api.tls",
+		    "cert=%s days_left=%d", log_q(cfg->api_tls_cert), days);
+	return 0;
+}
+
 struct api *
 api_new(struct gw *gw, char **cause)
 {
@@ -930,7 +1010,8 @@ api_new(struct gw *gw, char **cause)
 	api = xcalloc(1, sizeof *api);
 	api->gw = gw;
 	TAILQ_INIT(&api->conns);
-	if (api_load(api, cfg, cause) != 0)
+	if (api_load(api, cfg, cause) != 0 ||
+	    api_load_tls(api, cfg, true, cause) != 0)
 		goto fail;
 	api->max_header = cfg->api_max_header;
 	api->max_body = cfg->api_max_body;
@@ -963,8 +1044,9 @@ api_new(struct gw *gw, char **cause)
 		api->port = ntohs(ss.ss_family == AF_INET6 ?
 		    ((struct sockaddr_in6 *)&ss)->sin6_port :
 		    ((struct sockaddr_in *)&ss)->sin_port);
-	log_event(LL_INFO, "listen", "port=api addr=%s:%d tokens=%zu",
-	    cfg->api_listen, api->port, api->ntokens);
+	log_event(LL_INFO, "listen", "port=api addr=%s:%d tokens=%zu tls=%s",
+	    cfg->api_listen, api->port, api->ntokens, api->tls != NULL ?
+	    "yes" : "no");
 	if (api->ntokens == 0)
 		log_event(LL_WARN, "api.tokens", "msg=%s", log_q("no tokens: "
 		    "only GET /healthz answers ([api] tokens)"));
@@ -992,6 +1074,7 @@ api_free(struct api *api)
 	if (api->http != NULL)
 		evhttp_free(api->http);
 	api_tokens_free(api->tokens, api->ntokens);
+	SSL_CTX_free(api->tls);
 	free(api);
 }
 
@@ -1003,6 +1086,12 @@ api_reload(struct api *api, const struct gw_config *cfg)
 
 	if (api == NULL)
 		return;
+	if (api_load_tls(api, cfg, false, &cause) != 0) {
+		log_event(LL_ERROR, "config.error", "msg=%s note=%s",
+		    log_q(cause), "the-previous-certificate-stays");
+		free(cause);
+		cause = NULL;
+	}
 	if (api_load(api, cfg, &cause) != 0) {
 		log_event(LL_ERROR, "config.error", "msg=%s note=%s",
 		    log_q(cause), "the-previous-tokens-stay");

@@ -168,6 +168,13 @@ static const struct cfg_key cfg_keys[] = {
 	    100, 3600000, NULL },
 	{ SECT_API, "max_connections", CT_INT, G(api_max_conn), "256", 0, 1,
 	    100000, NULL },
+	/* HTTPS (api_tls.c) */
+	{ SECT_API, "tls_cert", CT_STR, G(api_tls_cert), "", CF_PATH, 0, 4096,
+	    NULL },
+	{ SECT_API, "tls_key", CT_STR, G(api_tls_key), "", CF_PATH, 0, 4096,
+	    NULL },
+	{ SECT_API, "tls_handshake_timeout", CT_SECS, G(api_tls_handshake_ms),
+	    "10", 0, 100, 3600000, NULL },
 
 	{ SECT_NCS, "ncs_id", CT_ID, N(ncs_id), "", CF_REQUIRED, 0, 0, NULL },
 	{ SECT_NCS, "buddy_ncs_id", CT_STR, N(buddy_ncs_id), "", 0, 0, 128,
@@ -808,6 +815,10 @@ cfg_check(struct cfg_parse *p)
 	    cfg->api_port == cfg->query_port))
 		cfg_error(p, cfg_global_line(p, SECT_API, "port"), "[api]: "
 		    "port %d is also a MOS port of [gateway]", cfg->api_port);
+	if ((*cfg->api_tls_cert == '\0') != (*cfg->api_tls_key == '\0'))
+		cfg_error(p, cfg_global_line(p, SECT_API, *cfg->api_tls_cert ==
+		    '\0' ? "tls_key" : "tls_cert"), "[api]: tls_cert and "
+		    "tls_key go together (both set: HTTPS; neither: HTTP)");
 	if (cfg->backoff_base_ms > cfg->backoff_max_ms)
 		cfg_error(p, cfg_global_line(p, SECT_DATABASE, "backoff_max"),
 		    "[database]: backoff_max is less than backoff_base");

@@ -327,6 +327,9 @@ struct gw_config {
 	int64_t		 api_max_body;
 	int64_t		 api_deadline_ms;
 	int		 api_max_conn;
+	char		*api_tls_cert;	/* PEM chain, "" = plain HTTP */
+	char		*api_tls_key;	/* PEM private key */
+	int64_t		 api_tls_handshake_ms;
 	int		 log_format;	/* enum log_format */
 	/* [ncs.NAME] */
 	struct ncs_conf	*ncs;
@@ -1426,6 +1429,15 @@ void	 api_assets_import(struct api_req *);	/* NDJSON */
 
 /* api_queue.c: /v1/queue */
 void	 api_queue_stats(struct api_req *);
+
+/* api_tls.c: HTTPS for the API ([api] tls_cert, tls_key) */
+struct ssl_ctx_st;
+/* A server context from the configured pair. NULL and *cause. */
+struct ssl_ctx_st *api_tls_ctx(const struct gw_config *, char **cause);
+/* Days until the certificate's notAfter (negative: expired). */
+int	 api_tls_days_left(struct ssl_ctx_st *);
+/* mosgw -n: is the pair usable (0 when TLS is off)? 0, or -1 and *cause. */
+int	 api_tls_check(const struct gw_config *, char **cause);
 
 /* api_links.c: /v1/links, our links to every NCS (loop state, no DB) */
 void	 api_links(struct api_req *);

@@ -85,6 +85,12 @@ main(int argc, char **argv)
 		free(errs);
 		return 1;
 	}
+	if (check && api_tls_check(cfg, &cause) != 0) {
+		fprintf(stderr, "%s: %s\n", file, cause);
+		free(cause);
+		config_free(cfg);
+		return 1;
+	}
 	if (check) {
 		printf("configuration OK\n");
 		config_free(cfg);
