@@ -2,8 +2,8 @@
  * The HTTP API: evhttp on the daemon's event loop, for the MAM, its
  * workers and scripts. This file holds the server, the limits, Bearer
  * token authentication with roles, routing and the problem+json errors;
- * each resource has its own file (api_assets.c, api_queue.c, api_links.c)
- * with its routes in api_routes[].
+ * each resource has its own file (api_assets.c, api_queue.c, api_links.c,
+ * api_history.c) with its routes in api_routes[].
  *
  * Limits are enforced in front of evhttp, by a filter bufferevent under
  * every connection (evhttp_set_bevcb): it sees the raw bytes, finds the end
@@ -604,8 +604,76 @@ api_req_free(struct api_req *r)
 		free(r->param[i]);
 	evhttp_clear_headers(r->query);
 	free(r->query);
+	if (r->stream_ev != NULL)
+		event_free(r->stream_ev);
 	free(r->who);
 	free(r);
+}
+
+/* Log a reply and add the headers every reply carries. */
+static void
+api_reply_head(struct api_req *r, int status, const char *ctype)
+{
+	struct evkeyvalq	*h = evhttp_request_get_output_headers(r->req);
+
+	log_event(LL_DEBUG, "api.reply", "method=%s path=%s status=%d who=%s",
+	    r->method, log_q(evhttp_request_get_uri(r->req)), status,
+	    log_q(r->who != NULL ? r->who : "-"));
+	evhttp_add_header(h, "Content-Type", ctype);
+	evhttp_add_header(h, "Cache-Control", "no-store");
+}
+
+/*
+ * Hand evhttp (part of) a reply through send(), then push it through the
+ * filter, and close once it is out if the client asked (last).
+ */
+static void
+api_push(struct api_req *r, bool last, void (*send)(struct api_req *,
+    void *), void *arg)
+{
+	struct evhttp_connection *evcon;
+	struct bufferevent	*bev;
+	struct api_conn		*c;
+	struct evbuffer		*out;
+
+	evcon = evhttp_request_get_connection(r->req);
+	bev = evcon != NULL ? evhttp_connection_get_bufferevent(evcon) : NULL;
+	c = api_conn_of(r->api, r->req);
+	if (bev != NULL)
+		bufferevent_incref(bev);	/* c lives as long as bev */
+	send(r, arg);
+	if (bev == NULL)
+		return;
+	/*
+	 * evhttp writes the reply while the filter's EV_WRITE is off and
+	 * turns it on afterwards, which a filter does not notice: push it.
+	 */
+	bufferevent_flush(bev, EV_WRITE, BEV_FLUSH);
+	if (last && c != NULL && c->close_after && c->state != AC_DEAD) {
+		c->state = AC_DEAD;
+		evtimer_del(c->deadline);
+		out = bufferevent_get_output(c->under);
+		if (evbuffer_get_length(out) == 0) {
+			if (c->ssl != NULL)
+				SSL_shutdown(c->ssl);
+			shutdown(bufferevent_getfd(c->under), SHUT_WR);
+		} else
+			evbuffer_add_cb(out, api_conn_flushed, c);
+	}
+	bufferevent_decref(bev);
+}
+
+struct api_body {
+	int		 status;
+	struct evbuffer	*b;
+};
+
+static void
+api_send_cb(struct api_req *r, void *arg)
+{
+	struct api_body	*x = arg;
+
+	evhttp_send_reply(r->req, x->status, api_reason(x->status), x->b);
 }
 
 /* Send a reply with a body of that type and free the request context. */
@@ -613,45 +681,98 @@ static void
 api_send(struct api_req *r, int status, const char *ctype, const char *body,
     size_t len)
 {
-	struct evkeyvalq	*h = evhttp_request_get_output_headers(r->req);
-	struct evhttp_connection *evcon;
-	struct bufferevent	*bev;
-	struct api_conn		*c;
-	struct evbuffer		*b, *out;
+	struct api_body	x;
 
-	log_event(LL_DEBUG, "api.reply", "method=%s path=%s status=%d who=%s",
-	    r->method, log_q(evhttp_request_get_uri(r->req)), status,
-	    log_q(r->who != NULL ? r->who : "-"));
-	evhttp_add_header(h, "Content-Type", ctype);
-	evhttp_add_header(h, "Cache-Control", "no-store");
-	if ((b = evbuffer_new()) == NULL)
+	api_reply_head(r, status, ctype);
+	if ((x.b = evbuffer_new()) == NULL)
 		fatalx("evbuffer_new failed");
-	evbuffer_add(b, body, len);
-	evcon = evhttp_request_get_connection(r->req);
-	bev = evcon != NULL ? evhttp_connection_get_bufferevent(evcon) : NULL;
-	c = api_conn_of(r->api, r->req);
-	if (bev != NULL)
-		bufferevent_incref(bev);	/* c lives as long as bev */
-	evhttp_send_reply(r->req, status, api_reason(status), b);
-	evbuffer_free(b);
-	if (bev == NULL)
-		goto done;
-	/*
-	 * evhttp writes the reply while the filter's EV_WRITE is off and
-	 * turns it on afterwards, which a filter does not notice: push it.
-	 */
-	bufferevent_flush(bev, EV_WRITE, BEV_FLUSH);
-	if (c != NULL && c->close_after && c->state != AC_DEAD) {
-		c->state = AC_DEAD;
-		evtimer_del(c->deadline);
-		out = bufferevent_get_output(c->under);
-		if (evbuffer_get_length(out) == 0)
-			shutdown(bufferevent_getfd(c->under), SHUT_WR);
-		else
-			evbuffer_add_cb(out, api_conn_flushed, c);
+	evbuffer_add(x.b, body, len);
+	x.status = status;
+	api_push(r, true, api_send_cb, &x);
+	evbuffer_free(x.b);
+	api_req_free(r);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Streamed replies (chunked): downloads built a piece at a time */
+
+#define API_STREAM_LOW		(64 * 1024)	/* ask for more below */
+#define API_STREAM_POLL_MS	5
+
+static void
+api_stream_start_cb(struct api_req *r, void *arg)
+{
+	(void)arg;
+	evhttp_send_reply_start(r->req, 200, "OK");
+}
+
+static void
+api_stream_chunk_cb(struct api_req *r, void *arg)
+{
+	evhttp_send_reply_chunk(r->req, arg);
+}
+
+static void
+api_stream_end_cb(struct api_req *r, void *arg)
+{
+	(void)arg;
+	evhttp_send_reply_end(r->req);
+}
+
+void
+api_stream_start(struct api_req *r, const char *ctype)
+{
+	api_reply_head(r, 200, ctype);
+	api_push(r, false, api_stream_start_cb, NULL);
+}
+
+/* Is the client still there, and has it taken most of what we sent? */
+static void
+api_stream_poll_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct api_req	*r = arg;
+	struct api_conn	*c;
+	struct timeval	 tv = { 0, API_STREAM_POLL_MS * 1000 };
+
+	(void)fd;
+	(void)ev;
+	if (evhttp_request_get_connection(r->req) == NULL ||
+	    (c = api_conn_of(r->api, r->req)) == NULL) {
+		r->more(r->more_arg, true);
+		return;
 	}
-	bufferevent_decref(bev);
-done:
+	if (evbuffer_get_length(bufferevent_get_output(c->under)) >
+	    API_STREAM_LOW) {
+		evtimer_add(r->stream_ev, &tv);
+		return;
+	}
+	r->more(r->more_arg, false);
+}
+
+void
+api_stream_write(struct api_req *r, struct evbuffer *b,
+    void (*more)(void *, bool gone), void *arg)
+{
+	struct timeval	tv = { 0, 0 };
+
+	if (r->stream_ev == NULL && (r->stream_ev = evtimer_new(
+	    r->api->gw->base, api_stream_poll_cb, r)) == NULL)
+		fatalx("evtimer_new failed");
+	r->more = more;
+	r->more_arg = arg;
+	if (evhttp_request_get_connection(r->req) != NULL &&
+	    evbuffer_get_length(b) > 0)
+		api_push(r, false, api_stream_chunk_cb, b);
+	evtimer_add(r->stream_ev, &tv);	/* from the loop, not from here */
+}
+
+void
+api_stream_end(struct api_req *r)
+{
+	if (evhttp_request_get_connection(r->req) == NULL)
+		evhttp_send_reply_end(r->req);	/* gone: frees the request */
+	else
+		api_push(r, true, api_stream_end_cb, NULL);
 	api_req_free(r);
 }
 
@@ -775,6 +896,7 @@ const struct api_route api_routes[] = {
 	{ "DELETE", "/v1/assets/{objID}", API_WRITE, api_asset_delete },
 	{ "GET", "/v1/queue/stats", API_READ, api_queue_stats },
 	{ "GET", "/v1/links", API_READ, api_links },
+	{ "GET", "/v1/history", API_READ, api_history },
 	{ NULL, NULL, API_PUBLIC, NULL },
 };
 

@@ -837,6 +837,7 @@ struct history_filter {
 	const char	*ncs;		/* NULL = any */
 	int64_t		 since_ms;	/* 0 = any */
 	int64_t		 until_ms;	/* 0 = any */
+	const char	*type;		/* message element; NULL = any */
 	int64_t		 after_id;	/* paging */
 	int		 limit;		/* 0 = 100 */
 	bool		 newest_first;
@@ -1383,6 +1384,10 @@ struct api_req {
 	enum api_role		 role;
 	char			*param[2];	/* path parameters, decoded */
 	struct evkeyvalq	*query;		/* query string */
+	/* a streamed reply (api_stream_*) */
+	struct event		*stream_ev;
+	void			(*more)(void *, bool gone);
+	void			*more_arg;
 };
 
 struct api_route {
@@ -1413,6 +1418,16 @@ void		 api_reply_json(struct api_req *, int status, struct json_t *);
 void		 api_problem(struct api_req *, int status, const char *type,
 		    const char *title, const char *field, const char *fmt, ...)
 		    __attribute__((format(printf, 6, 7)));
+/*
+ * A streamed 200 (chunked) of that type: start, then write pieces; after
+ * each, more(arg, gone) runs once the client has taken most of what was
+ * sent, or with gone = true when it went away. End with api_stream_end
+ * (gone or not), which frees r.
+ */
+void		 api_stream_start(struct api_req *, const char *ctype);
+void		 api_stream_write(struct api_req *, struct evbuffer *,
+		    void (*more)(void *arg, bool gone), void *arg);
+void		 api_stream_end(struct api_req *);
 /* A database failure: 503 with Retry-After. */
 void		 api_problem_db(struct api_req *, int rc, const char *err);
 /* The body as a JSON object; NULL once a 400 or 415 has been sent. */
@@ -1441,6 +1456,9 @@ int	 api_tls_check(const struct gw_config *, char **cause);
 
 /* api_links.c: /v1/links, our links to every NCS (loop state, no DB) */
 void	 api_links(struct api_req *);
+
+/* api_history.c: /v1/history, JSON pages or a streamed capture download */
+void	 api_history(struct api_req *);
 
 /* ------------------------------------------------------------------------ */
 /* gw.c: the daemon. */

@@ -259,6 +259,8 @@ history_list(struct gwdb *g, const struct history_filter *f,
 		sbuf_puts(&sql, " AND t_ms >= ?2");
 	if (f->until_ms != 0)
 		sbuf_puts(&sql, " AND t_ms < ?3");
+	if (f->type != NULL)
+		sbuf_puts(&sql, " AND type = ?6");
 	if (f->after_id != 0)
 		sbuf_puts(&sql,
 		    f->newest_first ? " AND id < ?4" : " AND id > ?4");
@@ -274,6 +276,8 @@ history_list(struct gwdb *g, const struct history_filter *f,
 	sqlite3_bind_int64(st, 3, f->until_ms);
 	sqlite3_bind_int64(st, 4, f->after_id);
 	sqlite3_bind_int(st, 5, f->limit > 0 ? f->limit : 100);
+	if (f->type != NULL)
+		sqlite3_bind_text(st, 6, f->type, -1, SQLITE_STATIC);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (*n == cap) {
 			cap = cap == 0 ? 32 : cap * 2;

@@ -77,6 +77,7 @@ api_main(struct mosctl *ctl, int argc, char **argv)
 		{ "status", mosctl_status },
 		{ "links", mosctl_links },
 		{ "queue", mosctl_queue },
+		{ "history", mosctl_history },	/* ls, export */
 		{ NULL, NULL },
 	};
 	const struct mosctl_verb	*v;
@@ -89,7 +90,7 @@ api_main(struct mosctl *ctl, int argc, char **argv)
 	if (v->name == NULL) {
 		fprintf(stderr, "mosctl: '%s' works on the database file only "
 		    "(--db FILE); over the API (--url) mosctl has: status, "
-		    "links, queue stats\n", argv[0]);
+		    "links, queue stats, history ls|export\n", argv[0]);
 		return MOSCTL_EXIT_USAGE;
 	}
 	rc = v->run(ctl, argc - 1, argv + 1);

@@ -26,7 +26,8 @@ mosctl_status_usage(FILE *f)
 	    "  links                            every NCS link: state, "
 	    "heartbeat, in flight\n"
 	    "  queue stats                      job counts by state, oldest due "
-	    "job\n");
+	    "job\n"
+	    "  history ls, history export       as with --db, from the daemon\n");
 }
 
 /* No arguments but --json (taken by mosctl_dispatch or main). */
