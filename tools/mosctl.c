@@ -78,6 +78,7 @@ api_main(struct mosctl *ctl, int argc, char **argv)
 		{ "links", mosctl_links },
 		{ "queue", mosctl_queue },
 		{ "history", mosctl_history },	/* ls, export */
+		{ "asset", mosctl_asset },	/* put, delete, ls, show, import */
 		{ NULL, NULL },
 	};
 	const struct mosctl_verb	*v;
@@ -90,7 +91,8 @@ api_main(struct mosctl *ctl, int argc, char **argv)
 	if (v->name == NULL) {
 		fprintf(stderr, "mosctl: '%s' works on the database file only "
 		    "(--db FILE); over the API (--url) mosctl has: status, "
-		    "links, queue stats, history ls|export\n", argv[0]);
+		    "links, queue stats, history ls|export, asset "
+		    "put|delete|ls|show|import\n", argv[0]);
 		return MOSCTL_EXIT_USAGE;
 	}
 	rc = v->run(ctl, argc - 1, argv + 1);

@@ -447,7 +447,8 @@ out:
 }
 
 int
-mosctl_api_get_json(struct mosctl *ctl, const char *path, json_t **out)
+mosctl_api_call(struct mosctl *ctl, const char *method, const char *path,
+    const char *ctype, const char *body, size_t len, json_t **out)
 {
 	struct mosctl_resp	 r;
 	json_error_t		 je;
@@ -456,17 +457,23 @@ mosctl_api_get_json(struct mosctl *ctl, const char *path, json_t **out)
 	int			 rc;
 
 	*out = NULL;
-	if (mosctl_api_request(ctl, "GET", path, NULL, NULL, 0, &r) != 0)
+	if (mosctl_api_request(ctl, method, path, ctype, body, len, &r) != 0)
 		return MOSCTL_EXIT_API;
 	o = json_loadb(r.body, r.len, 0, &je);
 	if (r.status < 200 || r.status > 299) {
 		d = o != NULL ? json_string_value(json_object_get(o, "detail")) :
 		    NULL;
-		api_err(ctl, "GET %s: %d %s", path, r.status, d != NULL ? d :
-		    r.body);
-		rc = r.status == 404 ? MOSCTL_EXIT_FAIL : MOSCTL_EXIT_API;
+		api_err(ctl, "%s %s: %d %s", method, path, r.status, d != NULL ?
+		    d : r.body);
+		if (r.status == 404 || r.status == 409 || r.status == 412)
+			rc = MOSCTL_EXIT_FAIL;
+		else if (r.status == 400 || r.status == 413 ||
+		    r.status == 422)
+			rc = MOSCTL_EXIT_USAGE;
+		else
+			rc = MOSCTL_EXIT_API;
 	} else if (o == NULL || !json_is_object(o)) {
-		api_err(ctl, "GET %s: the answer is not a JSON object",
+		api_err(ctl, "%s %s: the answer is not a JSON object", method,
 		    path);
 		rc = MOSCTL_EXIT_API;
 	} else {
@@ -478,4 +485,10 @@ mosctl_api_get_json(struct mosctl *ctl, const char *path, json_t **out)
 		json_decref(o);
 	mosctl_resp_clear(&r);
 	return rc;
+}
+
+int
+mosctl_api_get_json(struct mosctl *ctl, const char *path, json_t **out)
+{
+	return mosctl_api_call(ctl, "GET", path, NULL, NULL, 0, out);
 }

@@ -32,9 +32,16 @@ int	 mosctl_api_request(struct mosctl *, const char *method,
 	    struct mosctl_resp *);
 /*
  * GET path and parse a 2xx JSON object into *out. Another status prints the
- * problem's detail. Returns a MOSCTL_EXIT_* status.
+ * problem's detail. Returns a MOSCTL_EXIT_* status (see mosctl_api_call).
  */
 int	 mosctl_api_get_json(struct mosctl *, const char *path,
+	    struct json_t **out);
+/*
+ * The same for any method, with a body of that type (NULL: none). A 4xx
+ * maps to an exit status as for --db: 404/409/412 1, 400/413/422 64.
+ */
+int	 mosctl_api_call(struct mosctl *, const char *method,
+	    const char *path, const char *ctype, const char *body, size_t len,
 	    struct json_t **out);
 void	 mosctl_resp_clear(struct mosctl_resp *);
 /* Free what the client keeps (TLS context, token). */

@@ -2,16 +2,23 @@
  * mosctl asset: the catalog from the command line. put and delete write the
  * row and enqueue one delivery per enabled NCS in one transaction (the
  * gateway's catalog code), so a change that mosctl reports as stored is
- * delivered even if the gateway is down right now.
+ * delivered even if the gateway is down right now. With --url the verbs go
+ * to the daemon's /v1/assets instead (and `import` sends NDJSON there).
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <event2/http.h>
+#include <jansson.h>
+
 #include "gateway/gateway.h"
+#include "mosxml/mosjson.h"
 #include "tools/mosctl.h"
+#include "tools/mosctl_api.h"
 
 /* Usage of the asset commands. */
 void
@@ -33,7 +40,9 @@ mosctl_asset_usage(FILE *f)
 	    "  asset usage OBJID   (the running orders, stories and items "
 	    "using it)\n"
 	    "  asset ls [--all] [--after OBJID] [--limit N]\n"
-	    "  asset show OBJID\n");
+	    "  asset show OBJID\n"
+	    "  asset import FILE|-   (with --url: NDJSON, one asset a line "
+	    "with its objID)\n");
 }
 
 /* Open the database through the gateway's schema; NULL after saying why. */
@@ -292,6 +301,72 @@ asset_report(struct mosctl *ctl, const char *verb, const char *obj_id, int rev,
 		    "in this database (mosgw records them at start)\n");
 }
 
+/* The path of an asset on the API (objID escaped); malloc'd. */
+static char *
+asset_api_path(const char *obj_id)
+{
+	char	*enc = evhttp_uriencode(obj_id, -1, 0), *p;
+
+	xasprintf(&p, "/v1/assets/%s", enc);
+	free(enc);
+	return p;
+}
+
+/* The answer to a PUT or DELETE (202 with objRev and jobs), reported. */
+static int
+asset_api_change(struct mosctl *ctl, const char *method, const char *verb,
+    const char *obj_id, const char *body)
+{
+	json_t	*o;
+	char	*path = asset_api_path(obj_id);
+	int	 rc;
+
+	rc = mosctl_api_call(ctl, method, path, "application/json", body,
+	    body != NULL ? strlen(body) : 0, &o);
+	free(path);
+	if (rc != MOSCTL_EXIT_OK)
+		return rc;
+	asset_report(ctl, verb, obj_id, (int)json_integer_value(
+	    json_object_get(o, "objRev")), (int)json_array_size(
+	    json_object_get(o, "jobs")));
+	json_decref(o);
+	return MOSCTL_EXIT_OK;
+}
+
+/* put over the API: the asset as the body of a mosObj, less mosgw's keys. */
+static int
+asset_put_api(struct mosctl *ctl, const struct catalog_asset *a)
+{
+	static const char *const owned[] = { "objID", "objRev", "status",
+	    "created", "changed" };
+	struct mos_msg	*m;
+	json_t		*o, *body;
+	char		*s, *err = NULL;
+	size_t		 i;
+	int		 rc;
+
+	if ((m = catalog_mos_obj(a, "NEW", &err)) == NULL) {
+		fprintf(ctl->err, "mosctl: asset put %s: %s\n", a->obj_id,
+		    err != NULL ? err : "out of memory");
+		free(err);
+		return MOSCTL_EXIT_USAGE;
+	}
+	s = mos_msg_to_json(m);
+	mos_msg_free(m);
+	if (s == NULL || (o = json_loads(s, 0, NULL)) == NULL)
+		fatalx("mos_msg_to_json failed");
+	free(s);
+	body = json_object_get(o, "body");
+	for (i = 0; i < nitems(owned); i++)
+		json_object_del(body, owned[i]);
+	if ((s = json_dumps(body, JSON_COMPACT)) == NULL)
+		fatalx("out of memory");
+	json_decref(o);
+	rc = asset_api_change(ctl, "PUT", "put", a->obj_id, s);
+	free(s);
+	return rc;
+}
+
 /* asset put OBJID ... */
 static int
 asset_put(struct mosctl *ctl, int argc, char **argv)
@@ -355,6 +430,18 @@ asset_put(struct mosctl *ctl, int argc, char **argv)
 	if (a.changed_by == NULL)
 		a.changed_by = xstrdup(asset_user(NULL));
 	a.created_by = xstrdup(a.changed_by);
+	if (ctl->url != NULL) {
+		if ((rc = catalog_validate(&a, &err)) != QUEUE_OK) {
+			fprintf(ctl->err, "mosctl: asset put %s: %s\n",
+			    a.obj_id, err);
+			free(err);
+			catalog_asset_clear(&a);
+			return MOSCTL_EXIT_USAGE;
+		}
+		rc = asset_put_api(ctl, &a);
+		catalog_asset_clear(&a);
+		return rc;
+	}
 	if ((g = mosctl_gwdb_open(ctl)) == NULL) {
 		catalog_asset_clear(&a);
 		return MOSCTL_EXIT_DB;
@@ -398,6 +485,9 @@ asset_delete(struct mosctl *ctl, int argc, char **argv)
 		fprintf(ctl->err, "mosctl: asset delete needs OBJID\n");
 		return MOSCTL_EXIT_USAGE;
 	}
+	if (ctl->url != NULL)
+		return asset_api_change(ctl, "DELETE", "delete", argv[optind],
+		    NULL);
 	if ((g = mosctl_gwdb_open(ctl)) == NULL)
 		return MOSCTL_EXIT_DB;
 	rc = catalog_delete(g, argv[optind], asset_user(by), &rev, &njobs,
@@ -495,6 +585,47 @@ asset_print(FILE *f, const struct catalog_asset *a)
 		    a->meta[i].payload);
 }
 
+/* Print a JSON object as "key: value" lines (nested values as JSON). */
+static void
+asset_api_print(struct mosctl *ctl, json_t *o)
+{
+	const char	*k;
+	json_t		*v;
+	char		*s;
+
+	json_object_foreach(o, k, v) {
+		if (json_is_string(v))
+			fprintf(ctl->out, "%-20s %s\n", k, json_string_value(v));
+		else {
+			s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+			fprintf(ctl->out, "%-20s %s\n", k, s != NULL ? s : "?");
+			free(s);
+		}
+	}
+}
+
+/* show over the API: the asset and its delivery per NCS. */
+static int
+asset_show_api(struct mosctl *ctl, const char *obj_id)
+{
+	json_t	*o;
+	char	*path = asset_api_path(obj_id), *s;
+	int	 rc;
+
+	rc = mosctl_api_get_json(ctl, path, &o);
+	free(path);
+	if (rc != MOSCTL_EXIT_OK)
+		return rc;
+	if (ctl->json) {
+		s = json_dumps(o, JSON_COMPACT);
+		fprintf(ctl->out, "%s\n", s);
+		free(s);
+	} else
+		asset_api_print(ctl, o);
+	json_decref(o);
+	return MOSCTL_EXIT_OK;
+}
+
 /* asset show OBJID */
 static int
 asset_show(struct mosctl *ctl, int argc, char **argv)
@@ -508,6 +639,8 @@ asset_show(struct mosctl *ctl, int argc, char **argv)
 		fprintf(ctl->err, "mosctl: asset show needs OBJID\n");
 		return MOSCTL_EXIT_USAGE;
 	}
+	if (ctl->url != NULL)
+		return asset_show_api(ctl, argv[1]);
 	if ((g = mosctl_gwdb_open(ctl)) == NULL)
 		return MOSCTL_EXIT_DB;
 	rc = catalog_get(g, argv[1], &a);
@@ -551,6 +684,123 @@ asset_ls_page(struct mosctl *ctl, const struct catalog_asset *a, size_t n)
 	sbuf_free(&sb);
 }
 
+/* ls over the API: pages of GET /v1/assets (no tombstones there). */
+static int
+asset_ls_api(struct mosctl *ctl, const char *after0, int64_t limit)
+{
+	struct sbuf	 q = { NULL, 0, 0 };
+	json_t		*o, *a, *v;
+	char		*after = after0 != NULL ? xstrdup(after0) : NULL, *enc;
+	char		*s;
+	int64_t		 shown = 0, want;
+	size_t		 i, n;
+	int		 rc = MOSCTL_EXIT_OK;
+
+	if (!ctl->json)
+		fprintf(ctl->out, "%-24s %4s %-8s %-6s %-24s %s\n", "OBJID",
+		    "REV", "STATUS", "TYPE", "CHANGED", "SLUG");
+	while (shown < limit) {
+		want = limit - shown < 1000 ? limit - shown : 1000;
+		q.len = 0;
+		sbuf_printf(&q, "/v1/assets?limit=%lld", (long long)want);
+		if (after != NULL) {
+			enc = evhttp_uriencode(after, -1, 0);
+			sbuf_printf(&q, "&after=%s", enc);
+			free(enc);
+		}
+		if ((rc = mosctl_api_get_json(ctl, q.s, &o)) != MOSCTL_EXIT_OK)
+			break;
+		a = json_object_get(o, "assets");
+		n = json_array_size(a);
+		json_array_foreach(a, i, v) {
+			if (ctl->json) {
+				s = json_dumps(v, JSON_COMPACT);
+				fprintf(ctl->out, "%s\n", s);
+				free(s);
+				continue;
+			}
+			fprintf(ctl->out, "%-24s %4lld %-8s %-6s %-24s %s\n",
+			    json_string_value(json_object_get(v, "objID")),
+			    (long long)json_integer_value(json_object_get(v,
+			    "objRev")), json_string_value(json_object_get(v,
+			    "status")), json_string_value(json_object_get(v,
+			    "objType")), json_string_value(json_object_get(v,
+			    "changed")), json_string_value(json_object_get(v,
+			    "objSlug")));
+		}
+		free(after);
+		after = n > 0 ? xstrdup(json_string_value(json_object_get(
+		    json_array_get(a, n - 1), "objID"))) : NULL;
+		json_decref(o);
+		shown += (int64_t)n;
+		if ((int64_t)n < want || after == NULL)
+			break;
+	}
+	free(after);
+	sbuf_free(&q);
+	return rc;
+}
+
+/* asset import FILE|- : NDJSON to POST /v1/assets:import (--url only). */
+static int
+asset_import(struct mosctl *ctl, int argc, char **argv)
+{
+	struct sbuf	 body = { NULL, 0, 0 };
+	FILE		*f;
+	json_t		*o, *v;
+	char		 buf[65536];
+	size_t		 n, i;
+	int		 rc;
+
+	if (argc != 2) {
+		fprintf(ctl->err, "mosctl: asset import needs FILE (or - for "
+		    "stdin)\n");
+		return MOSCTL_EXIT_USAGE;
+	}
+	if (ctl->url == NULL) {
+		fprintf(ctl->err, "mosctl: asset import goes through the "
+		    "daemon: give --url URL and --token-file FILE\n");
+		return MOSCTL_EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "-") == 0)
+		f = stdin;
+	else if ((f = fopen(argv[1], "r")) == NULL) {
+		fprintf(ctl->err, "mosctl: %s: %s\n", argv[1],
+		    strerror(errno));
+		return MOSCTL_EXIT_FAIL;
+	}
+	while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+		sbuf_add(&body, buf, n);
+	if (f != stdin)
+		fclose(f);
+	rc = mosctl_api_call(ctl, "POST", "/v1/assets:import",
+	    "application/x-ndjson", body.s != NULL ? body.s : "", body.len,
+	    &o);
+	sbuf_free(&body);
+	if (rc != MOSCTL_EXIT_OK)
+		return rc;
+	if (ctl->json) {
+		char	*s = json_dumps(o, JSON_COMPACT);
+
+		fprintf(ctl->out, "%s\n", s);
+		free(s);
+	} else {
+		fprintf(ctl->out, "%lld accepted, %zu refused\n",
+		    (long long)json_integer_value(json_object_get(o,
+		    "accepted")), json_array_size(json_object_get(o,
+		    "refused")));
+		json_array_foreach(json_object_get(o, "refused"), i, v)
+			fprintf(ctl->out, "line %lld: %s\n",
+			    (long long)json_integer_value(json_object_get(v,
+			    "line")), json_string_value(json_object_get(v,
+			    "detail")));
+	}
+	rc = json_array_size(json_object_get(o, "refused")) == 0 ?
+	    MOSCTL_EXIT_OK : MOSCTL_EXIT_FAIL;
+	json_decref(o);
+	return rc;
+}
+
 /* asset ls [--all] [--after OBJID] [--limit N] */
 static int
 asset_ls(struct mosctl *ctl, int argc, char **argv)
@@ -580,6 +830,17 @@ asset_ls(struct mosctl *ctl, int argc, char **argv)
 			free(after);
 			return MOSCTL_EXIT_USAGE;
 		}
+	}
+	if (ctl->url != NULL) {
+		if (all) {
+			fprintf(ctl->err, "mosctl: asset ls --all (deleted "
+			    "assets too) works on the database file only\n");
+			free(after);
+			return MOSCTL_EXIT_USAGE;
+		}
+		rc = asset_ls_api(ctl, after, limit);
+		free(after);
+		return rc;
 	}
 	if ((g = mosctl_gwdb_open(ctl)) == NULL) {
 		free(after);
@@ -621,10 +882,16 @@ mosctl_asset(struct mosctl *ctl, int argc, char **argv)
 		{ "delete", asset_delete },
 		{ "ls", asset_ls },
 		{ "show", asset_show },
+		{ "import", asset_import },
 		{ "usage", mosctl_ro_asset_usage },
 		{ NULL, NULL },
 	};
 
+	if (ctl->url != NULL && argc > 0 && strcmp(argv[0], "usage") == 0) {
+		fprintf(ctl->err, "mosctl: asset usage works on the database "
+		    "file only (--db FILE)\n");
+		return MOSCTL_EXIT_USAGE;
+	}
 	return mosctl_dispatch(ctl, "asset", verbs, mosctl_asset_usage, argc,
 	    argv);
 }

@@ -27,7 +27,8 @@ mosctl_status_usage(FILE *f)
 	    "heartbeat, in flight\n"
 	    "  queue stats                      job counts by state, oldest due "
 	    "job\n"
-	    "  history ls, history export       as with --db, from the daemon\n");
+	    "  history ls|export, asset put|delete|ls|show: as with --db, "
+	    "through the daemon\n");
 }
 
 /* No arguments but --json (taken by mosctl_dispatch or main). */

@@ -1,9 +1,9 @@
 /*
  * Integration: GET /v1/links of the real mosgw against a scripted NCS (up,
  * heartbeats answered, a message in flight, the NCS going away and coming
- * back), and mosctl status, links and queue stats over the API (tables,
- * --json, the exit status a monitoring script relies on, and the errors
- * for a missing, doubled or unreachable API).
+ * back), and mosctl status, links, queue stats and asset over the API
+ * (tables, --json, the exit status a monitoring script relies on, and the
+ * errors for a missing, doubled or unreachable API).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -380,7 +380,9 @@ test_mosctl_api_errors(void **state)
 	expect(r, 64, "no database", "asset", "ls", NULL, NULL, NULL, NULL,
 	    NULL, NULL, NULL, NULL);
 	expect(r, 64, "database file only", "--url", url, "--token-file",
-	    tokf, "asset", "ls", NULL, NULL, NULL, NULL);
+	    tokf, "ro", "ls", NULL, NULL, NULL, NULL);
+	expect(r, 64, "database file only", "--url", url, "--token-file",
+	    tokf, "asset", "usage", "X", NULL, NULL, NULL);
 	expect(r, 69, "--token-file FILE", "--url", url, "links", NULL, NULL,
 	    NULL, NULL, NULL, NULL, NULL);
 	expect(r, 69, "not an http:// or https:// URL", "--url",
@@ -400,6 +402,126 @@ test_mosctl_api_errors(void **state)
 	    NULL, NULL, NULL, NULL);
 }
 
+/* Write text to a file in the gateway's directory; its path in buf. */
+static void
+write_file(struct gwrig *r, const char *name, const char *text, char *buf,
+    size_t len)
+{
+	FILE	*f;
+
+	snprintf(buf, len, "%s/%s", r->gw->dir, name);
+	assert_non_null(f = fopen(buf, "w"));
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* mosctl asset put, show, ls, delete and import over the API. */
+static void
+test_mosctl_assets(void **state)
+{
+	struct gwrig		*r = rig(state);
+	struct ncspeer_match	 m;
+	char			 url[64], wtok[320], rtok[320], nd[320];
+	char			*out, *err;
+	json_t			*o;
+	int			 st;
+
+	snprintf(url, sizeof url, "http://127.0.0.1:%u", r->gw->api_port);
+	write_file(r, "wtok", TOK_WRITE "\n", wtok, sizeof wtok);
+	write_file(r, "rtok", TOK_READ "\n", rtok, sizeof rtok);
+
+	/* a read token may not put */
+	st = gwproc_mosctl_cmd(r->gw, &out, &err, "--url", url, "--token-file",
+	    rtok, "asset", "put", "API-1", "--slug", "First", (char *)NULL);
+	if (st != 69 || strstr(err, "403") == NULL)
+		fail_msg("put as reader: %d %s", st, err);
+	free(out);
+	free(err);
+	st = gwproc_mosctl_cmd(r->gw, &out, &err, "--url", url, "--token-file",
+	    wtok, "asset", "put", "API-1", "--slug", "First", "--dur", "100",
+	    "--path", "http://mam/api-1.mxf", "--tech", "MXF", (char *)NULL);
+	if (st != 0 || strstr(out, "asset API-1: put rev 1, 1 delivery "
+	    "queued") == NULL)
+		fail_msg("put: %d %s %s", st, out, err);
+	free(out);
+	free(err);
+	memset(&m, 0, sizeof m);
+	m.type = "mosObj";
+	m.obj_id = "API-1";
+	GWRIG_CHECK(r, ncspeer_wait(r->ncs, &m, WAIT_MS) != NULL);
+
+	st = gwproc_mosctl_cmd(r->gw, &out, NULL, "--url", url, "--token-file",
+	    rtok, "asset", "show", "API-1", "--json", (char *)NULL);
+	assert_int_equal(st, 0);
+	assert_non_null(o = json_loads(out, 0, NULL));
+	assert_string_equal(sget(o, "objSlug"), "First");
+	assert_int_equal(json_integer_value(json_object_get(o, "objDur")),
+	    100);
+	assert_non_null(strstr(out, "http://mam/api-1.mxf"));
+	json_decref(o);
+	free(out);
+	st = gwproc_mosctl_cmd(r->gw, &out, NULL, "--url", url, "--token-file",
+	    rtok, "asset", "show", "API-1", (char *)NULL);
+	assert_int_equal(st, 0);
+	assert_non_null(strstr(out, "objSlug"));
+	free(out);
+	st = gwproc_mosctl_cmd(r->gw, &out, &err, "--url", url, "--token-file",
+	    rtok, "asset", "show", "NONE", (char *)NULL);
+	if (st != 1 || strstr(err, "404") == NULL)
+		fail_msg("show of nothing: %d %s", st, err);
+	free(out);
+	free(err);
+
+	/* import: two good lines, one bad */
+	write_file(r, "in.ndjson", "{\"objID\":\"API-2\",\"objSlug\":\"b\"}\n"
+	    "{\"objID\":\"API-3\"}\n"
+	    "{\"objID\":\"API-4\",\"objSlug\":\"d\"}\n", nd, sizeof nd);
+	st = gwproc_mosctl_cmd(r->gw, &out, &err, "--url", url, "--token-file",
+	    wtok, "asset", "import", nd, (char *)NULL);
+	if (st != 1 || strstr(out, "2 accepted, 1 refused") == NULL ||
+	    strstr(out, "line 2: ") == NULL)
+		fail_msg("import: %d %s %s", st, out, err);
+	free(out);
+	free(err);
+	st = gwproc_mosctl(r->gw, NULL, "asset", "import", nd, (char *)NULL);
+	assert_int_equal(st, 64);
+
+	st = gwproc_mosctl_cmd(r->gw, &out, NULL, "--url", url, "--token-file",
+	    rtok, "asset", "ls", (char *)NULL);
+	assert_int_equal(st, 0);
+	assert_int_equal(itutil_count(out, "\nAPI-"), 3);
+	free(out);
+	st = gwproc_mosctl_cmd(r->gw, &out, NULL, "--url", url, "--token-file",
+	    rtok, "asset", "ls", "--after", "API-2", "--limit", "1", "--json",
+	    (char *)NULL);
+	assert_int_equal(st, 0);
+	assert_int_equal(itutil_count(out, "\n"), 1);
+	assert_non_null(strstr(out, "\"objID\":\"API-4\""));
+	free(out);
+
+	st = gwproc_mosctl_cmd(r->gw, &out, &err, "--url", url, "--token-file",
+	    wtok, "asset", "delete", "API-1", "--json", (char *)NULL);
+	if (st != 0 || strstr(out, "\"op\":\"delete\",\"objID\":\"API-1\","
+	    "\"rev\":2") == NULL)
+		fail_msg("delete: %d %s %s", st, out, err);
+	free(out);
+	free(err);
+	/* the file shows what the API did */
+	st = gwproc_mosctl(r->gw, &out, "asset", "show", "API-1", "--json",
+	    (char *)NULL);
+	assert_int_equal(st, 0);
+	assert_non_null(strstr(out, "\"deleted\":true"));
+	free(out);
+	/* checked before it leaves: a fragment that is not XML */
+	st = gwproc_mosctl_cmd(r->gw, &out, &err, "--url", url, "--token-file",
+	    wtok, "asset", "put", "API-5", "--slug", "x", "--abstract-xml",
+	    "<b>", (char *)NULL);
+	if (st != 64)
+		fail_msg("bad fragment: %d %s", st, err);
+	free(out);
+	free(err);
+}
+
 int
 main(void)
 {
@@ -413,6 +535,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_mosctl_links_queue, setup,
 		    itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_mosctl_api_errors, setup,
+		    itutil_teardown),
+		cmocka_unit_test_setup_teardown(test_mosctl_assets, setup,
 		    itutil_teardown),
 	};
 
