@@ -54,8 +54,8 @@ history_word(const char *s, size_t max, const char *set)
 	return n > 0 && n <= max && strspn(s, set) == n;
 }
 
-#define HISTORY_NAME_SET	"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" \
-				"0123456789_.-"
+#define HISTORY_NAME_SET	"abcdefghijklmnopqrstuvwxyz" \
+				"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-"
 
 /* Parse and check the query; false once a 422 is sent. */
 static bool
@@ -183,8 +183,8 @@ history_page_run(struct gwdb *g, void *arg)
 	if (t->capture)
 		t->f.limit = t->left >= 0 && t->left < HISTORY_CHUNK_ROWS ?
 		    (int)t->left : HISTORY_CHUNK_ROWS;
-	if ((rc = history_list(g, &t->f, &t->v, &t->n)) != QUEUE_OK ||
-	    !t->capture)
+	rc = history_list(g, &t->f, &t->v, &t->n);
+	if (rc != QUEUE_OK || !t->capture)
 		return rc;
 	t->lines.len = 0;
 	for (i = 0; i < t->n; i++) {

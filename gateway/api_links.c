@@ -77,20 +77,21 @@ api_links(struct api_req *r)
 	struct ncs	*n;
 	json_t		*a = json_array();
 	int64_t		 wall = util_now_ms(), mono = util_mono_ms();
-	int		 t, p;
+	int		 t, p, active;
 
 	TAILQ_FOREACH(n, &gw->ncs, entry) {
+		active = n->active;
 		for (t = 0; t < 2; t++) {
 			for (p = 0; p < 2; p++) {
 				if (n->link[t][p] != NULL)
 					json_array_append_new(a, links_one(
-					    n->link[t][p], t == n->active, wall,
+					    n->link[t][p], t == active, wall,
 					    mono));
 			}
 		}
 		if (n->qlink != NULL)
 			json_array_append_new(a, links_one(n->qlink,
-			    n->active == 0, wall, mono));
+			    active == 0, wall, mono));
 	}
 	api_reply_json(r, 200, json_pack("{s:o}", "links", a));
 }

@@ -789,11 +789,12 @@ asset_import(struct mosctl *ctl, int argc, char **argv)
 		    (long long)json_integer_value(json_object_get(o,
 		    "accepted")), json_array_size(json_object_get(o,
 		    "refused")));
-		json_array_foreach(json_object_get(o, "refused"), i, v)
+		json_array_foreach(json_object_get(o, "refused"), i, v) {
 			fprintf(ctl->out, "line %lld: %s\n",
 			    (long long)json_integer_value(json_object_get(v,
 			    "line")), json_string_value(json_object_get(v,
 			    "detail")));
+		}
 	}
 	rc = json_array_size(json_object_get(o, "refused")) == 0 ?
 	    MOSCTL_EXIT_OK : MOSCTL_EXIT_FAIL;

@@ -139,8 +139,9 @@ mosctl_links(struct mosctl *ctl, int argc, char **argv)
 		json_t	*l;
 		size_t	 i;
 
-		json_array_foreach(json_object_get(o, "links"), i, l)
+		json_array_foreach(json_object_get(o, "links"), i, l) {
 			print_json(ctl, l);
+		}
 	} else
 		links_table(ctl, json_object_get(o, "links"));
 	json_decref(o);
@@ -233,11 +234,12 @@ mosctl_status(struct mosctl *ctl, int argc, char **argv)
 		else
 			fprintf(ctl->out, "NOT OK: %zu of %zu NCS links not "
 			    "up\n", json_array_size(down), nneeded);
-		json_array_foreach(down, i, l)
+		json_array_foreach(down, i, l) {
 			fprintf(ctl->out, "  %s %s %s: %s (%s)\n", str(l,
 			    "ncs"), str(l, "port"), str(l, "target"), str(l,
 			    "state"), strcmp(str(l, "why"), "-") != 0 ?
 			    str(l, "why") : str(l, "lastError"));
+		}
 		links_table(ctl, links);
 		queue_line(ctl, qo);
 		if (failed > 0)

@@ -374,32 +374,30 @@ test_mosctl_api_errors(void **state)
 	fclose(f);
 
 	expect(r, 64, "--url URL and --token-file FILE", "--db", r->gw->db,
-	    "status", NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+	    "status", (char *)NULL);
 	expect(r, 64, "choose one", "--db", r->gw->db, "--url", url,
-	    "--token-file", tokf, "links", NULL, NULL, NULL);
-	expect(r, 64, "no database", "asset", "ls", NULL, NULL, NULL, NULL,
-	    NULL, NULL, NULL, NULL);
+	    "--token-file", tokf, "links", (char *)NULL);
+	expect(r, 64, "no database", "asset", "ls", (char *)NULL);
 	expect(r, 64, "database file only", "--url", url, "--token-file",
-	    tokf, "ro", "ls", NULL, NULL, NULL, NULL);
+	    tokf, "ro", "ls", (char *)NULL);
 	expect(r, 64, "database file only", "--url", url, "--token-file",
-	    tokf, "asset", "usage", "X", NULL, NULL, NULL);
-	expect(r, 69, "--token-file FILE", "--url", url, "links", NULL, NULL,
-	    NULL, NULL, NULL, NULL, NULL);
+	    tokf, "asset", "usage", "X", (char *)NULL);
+	expect(r, 69, "--token-file FILE", "--url", url, "links",
+	    (char *)NULL);
 	expect(r, 69, "not an http:// or https:// URL", "--url",
-	    "ftp://127.0.0.1/", "--token-file", tokf, "links", NULL, NULL,
-	    NULL, NULL, NULL);
+	    "ftp://127.0.0.1/", "--token-file", tokf, "links", (char *)NULL);
 	expect(r, 69, "No such file", "--url", url, "--token-file",
-	    "/nonexistent/token", "links", NULL, NULL, NULL, NULL, NULL);
+	    "/nonexistent/token", "links", (char *)NULL);
 	expect(r, 69, "401", "--url", url, "--token-file", badtok, "status",
-	    NULL, NULL, NULL, NULL, NULL);
+	    (char *)NULL);
 	expect(r, 69, "cannot connect", "--url", bad_port, "--token-file",
-	    tokf, "status", NULL, NULL, NULL, NULL, NULL);
+	    tokf, "status", (char *)NULL);
 	expect(r, 64, "unexpected 'extra'", "--url", url, "--token-file",
-	    tokf, "status", "extra", NULL, NULL, NULL, NULL);
+	    tokf, "status", "extra", (char *)NULL);
 	expect(r, 64, "only verb is 'stats'", "--url", url, "--token-file",
-	    tokf, "queue", "ls", NULL, NULL, NULL, NULL);
-	expect(r, 0, "", "--url", url, "--token-file", tokf, "links", NULL,
-	    NULL, NULL, NULL, NULL);
+	    tokf, "queue", "ls", (char *)NULL);
+	expect(r, 0, "", "--url", url, "--token-file", tokf, "links",
+	    (char *)NULL);
 }
 
 /* Write text to a file in the gateway's directory; its path in buf. */

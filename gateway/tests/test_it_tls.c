@@ -104,20 +104,26 @@ setup(void **state)
 	t = calloc(1, sizeof *t);
 	snprintf(t->dir, sizeof t->dir, "%s/tls.XXXXXX", tmp != NULL ? tmp :
 	    "/tmp");
-	if (mkdtemp(t->dir) == NULL)
+	if (mkdtemp(t->dir) == NULL) {
+		free(t);
 		return -1;
+	}
 	snprintf(t->cert, sizeof t->cert, "%s/cert.pem", t->dir);
 	snprintf(t->key, sizeof t->key, "%s/key.pem", t->dir);
-	if (make_pair(t->cert, t->key) != 0)
+	if (make_pair(t->cert, t->key) != 0) {
+		free(t);
 		return -1;
+	}
 	snprintf(t->extra, sizeof t->extra, "tls_cert = %s\ntls_key = %s\n"
 	    "tls_handshake_timeout = 2\nmax_header_size = 2048\n", t->cert,
 	    t->key);
 	memset(&o, 0, sizeof o);
 	o.api_tokens = tokens;
 	o.api_extra = t->extra;
-	if ((t->r = gwrig_new_opts(MOS_ENC_UTF16BE, &o)) == NULL)
+	if ((t->r = gwrig_new_opts(MOS_ENC_UTF16BE, &o)) == NULL) {
+		free(t);
 		return -1;
+	}
 	*state = t;
 	return 0;
 }
@@ -207,7 +213,7 @@ tls_close(SSL *ssl)
 static char *
 tls_exchange(SSL *ssl, const char *req)
 {
-	char	*buf = NULL;
+	char	*buf = NULL, *nb;
 	size_t	 len = 0;
 	char	 chunk[4096];
 	int	 n;
@@ -215,7 +221,9 @@ tls_exchange(SSL *ssl, const char *req)
 	if (SSL_write(ssl, req, (int)strlen(req)) != (int)strlen(req))
 		fail_msg("SSL_write failed");
 	while ((n = SSL_read(ssl, chunk, sizeof chunk)) > 0) {
-		buf = realloc(buf, len + (size_t)n + 1);
+		if ((nb = realloc(buf, len + (size_t)n + 1)) == NULL)
+			abort();
+		buf = nb;
 		memcpy(buf + len, chunk, (size_t)n);
 		len += (size_t)n;
 		buf[len] = '\0';
