@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include <event2/buffer.h>
+#include <event2/event.h>
 #include <event2/http.h>
 #include <jansson.h>
 
@@ -21,7 +22,7 @@
 
 #define ASSET_LIST_MAX		1000
 #define ASSET_LIST_DEFAULT	100
-#define IMPORT_TX		1000	/* assets per import transaction */
+#define IMPORT_TX		2000	/* assets per import transaction */
 
 static const char *const owned_keys[] = { "objID", "objRev", "status",
     "created", "changed" };
@@ -72,15 +73,11 @@ asset_stmt(struct gwdb *g, const char *sql, const char *obj_id,
 static int
 asset_jobs(struct gwdb *g, const char *obj_id, json_t *jobs)
 {
-	sqlite3_stmt	*st;
+	sqlite3_stmt	*st = gwdb_stmt(g, ST_ASSET_JOBS);
 	const char	*lane;
 	int		 rc;
 
-	if ((rc = asset_stmt(g, "SELECT j.id, j.lane FROM ncs n JOIN "
-	    "jobs j ON j.coalesce_key = 'obj:' || ?1 || '@' || n.name AND "
-	    "j.state = 0 WHERE n.enabled = 1 AND n.publish = 1 ORDER BY "
-	    "n.name", obj_id, &st)) != QUEUE_OK)
-		return rc;
+	sqlite3_bind_text(st, 1, obj_id, -1, SQLITE_STATIC);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		lane = (const char *)sqlite3_column_text(st, 1);
 		if (strncmp(lane, CATALOG_LANE_PREFIX,
@@ -90,23 +87,30 @@ asset_jobs(struct gwdb *g, const char *obj_id, json_t *jobs)
 		    "jobId", (json_int_t)sqlite3_column_int64(st, 0), "ncs",
 		    lane, "status", "QUEUED"));
 	}
-	sqlite3_finalize(st);
+	sqlite3_reset(st);
 	return rc == SQLITE_DONE ? QUEUE_OK : gwdb_rc(rc);
 }
 
-/* Put or delete, with If-Match, in one durable transaction. */
-static int
-asset_change_run(struct gwdb *g, void *arg)
+/* A failure that undoes the whole transaction (not one change's). */
+static bool
+asset_db_failed(int rc)
 {
-	struct asset_task	*t = arg;
+	return rc == QUEUE_EBUSY || rc == QUEUE_EFULL || rc == QUEUE_EIO;
+}
+
+/*
+ * One put or delete, with If-Match, in a savepoint of the batch's
+ * transaction: a change refused (412, 404, 422) is undone alone.
+ */
+static int
+asset_change_one(struct gwdb *g, struct asset_task *t)
+{
 	struct catalog_asset	 cur;
 	json_t			*jobs;
 	int			 rc;
 
-	if ((rc = gwdb_durable(g, true)) != QUEUE_OK)
-		return rc;
 	if ((rc = queue_tx_begin(g->q)) != QUEUE_OK)
-		goto out;
+		return rc;
 	t->cur_rev = 0;
 	rc = catalog_get(g, t->obj_id, &cur);
 	if (rc == QUEUE_OK) {
@@ -119,7 +123,7 @@ asset_change_run(struct gwdb *g, void *arg)
 		goto fail;
 	}
 	if (t->a.obj_id != NULL)
-		rc = catalog_put(g, &t->a, &t->rev, NULL, &t->err);
+		rc = catalog_store(g, &t->a, &t->rev, NULL, &t->err);
 	else
 		rc = catalog_delete(g, t->obj_id, t->by, &t->rev, NULL,
 		    &t->err);
@@ -130,15 +134,52 @@ asset_change_run(struct gwdb *g, void *arg)
 		json_decref(jobs);
 		goto fail;
 	}
-	rc = queue_tx_commit(g->q);
+	if ((rc = queue_tx_commit(g->q)) != QUEUE_OK) {
+		json_decref(jobs);
+		return rc;
+	}
 	t->out = json_pack("{s:s, s:i, s:o}", "objID", t->obj_id, "objRev",
 	    t->rev, "jobs", jobs);
-	goto out;
+	return QUEUE_OK;
 fail:
 	queue_tx_rollback(g->q);
-out:
-	gwdb_durable(g, false);
 	return rc;
+}
+
+/*
+ * Group commit: the puts and deletes queued together share one durable
+ * transaction (one fsync), each in its own savepoint; every answer waits
+ * for the commit.
+ */
+static void
+asset_change_batch(struct gwdb *g, void **args, int *rcs, size_t n)
+{
+	struct asset_task	*t;
+	size_t			 i;
+	int			 rc;
+
+	if ((rc = gwdb_durable(g, true)) == QUEUE_OK &&
+	    (rc = queue_tx_begin(g->q)) == QUEUE_OK) {
+		for (i = 0; i < n && !asset_db_failed(rc); i++)
+			rc = rcs[i] = asset_change_one(g, args[i]);
+		if (asset_db_failed(rc))
+			queue_tx_rollback(g->q);
+		else
+			rc = queue_tx_commit(g->q);
+	}
+	gwdb_durable(g, false);
+	if (rc == QUEUE_OK || !asset_db_failed(rc))
+		return;
+	/* nothing of it was stored */
+	for (i = 0; i < n; i++) {
+		t = args[i];
+		if (t->out != NULL)
+			json_decref(t->out);
+		t->out = NULL;
+		rcs[i] = rc;
+		if (t->err == NULL)
+			t->err = xstrdup(gwdb_errmsg(g));
+	}
 }
 
 /* New deliveries are queued: the publishers claim them now. */
@@ -149,6 +190,7 @@ asset_wake(struct gw *gw)
 
 	TAILQ_FOREACH(n, &gw->ncs, entry)
 		publisher_pump(n->pub);
+	gw_flush_now(gw);
 }
 
 /* Back on the loop: answer, wake the publishers. */
@@ -387,7 +429,7 @@ api_asset_put(struct api_req *r)
 		return;
 	}
 	json_decref(body);
-	dbw_submit(t->gw->dbw, asset_change_run, asset_change_done, t);
+	dbw_submit_batch(t->gw->dbw, asset_change_batch, asset_change_done, t);
 }
 
 /* DELETE /v1/assets/{objID} */
@@ -398,7 +440,7 @@ api_asset_delete(struct api_req *r)
 
 	if ((t = asset_task_new(r)) == NULL)
 		return;
-	dbw_submit(t->gw->dbw, asset_change_run, asset_change_done, t);
+	dbw_submit_batch(t->gw->dbw, asset_change_batch, asset_change_done, t);
 }
 
 /* An asset as JSON: the mosObj body of the codec, deleted flag added. */
@@ -562,7 +604,15 @@ api_assets_list(struct api_req *r)
 }
 
 /* ------------------------------------------------------------------------ */
-/* POST /v1/assets:import */
+/*
+ * POST /v1/assets:import: the NDJSON body is read a line at a time from
+ * the request's buffer (its bytes are dropped as they are read) in slices
+ * of IMPORT_SLICE lines per turn of the loop, so that the links are never
+ * held up for long; every IMPORT_TX assets checked make a chunk, stored in
+ * one durable transaction on the bookkeeping thread while the next chunk
+ * is parsed. At most one chunk is stored and one waits: the memory is the
+ * body not read yet and two chunks.
+ */
 
 /* One line of an import. */
 struct import_item {
@@ -570,14 +620,31 @@ struct import_item {
 	size_t			 line;
 };
 
+/* IMPORT_TX assets (at most), stored in one transaction. */
+struct import_chunk {
+	struct import_task	*t;
+	struct import_item	*items;
+	size_t			 nitems;
+	size_t			 accepted;
+	json_t			*refused;	/* refused by the database */
+};
+
 struct import_task {
 	struct api_req		*r;
 	struct gw		*gw;
-	struct import_item	*items;
-	size_t			 nitems;
+	struct evbuffer		*in;		/* the body, read as parsed */
+	struct event		*ev;		/* the next slice */
+	size_t			 line;
+	bool			 eof;		/* every line is parsed */
+	struct import_chunk	*cur;		/* being filled */
+	struct import_chunk	*ready;		/* full, waiting */
+	bool			 storing;	/* a chunk on the thread */
+	int			 rc;		/* the first failure */
 	json_t			*refused;	/* [{"line","detail"}] */
 	size_t			 accepted;
 };
+
+#define IMPORT_SLICE	64	/* lines parsed per turn of the loop */
 
 /* A line refused. */
 static void
@@ -595,81 +662,153 @@ import_refuse(json_t *refused, size_t line, const char *fmt, ...)
 	free(d);
 }
 
-/* The bookkeeping thread: IMPORT_TX assets per durable transaction. */
+static struct import_chunk *
+import_chunk_new(struct import_task *t)
+{
+	struct import_chunk	*c;
+
+	c = xcalloc(1, sizeof *c);
+	c->t = t;
+	c->items = xcalloc(IMPORT_TX, sizeof *c->items);
+	c->refused = json_array();
+	return c;
+}
+
+static void
+import_chunk_free(struct import_chunk *c)
+{
+	size_t	i;
+
+	if (c == NULL)
+		return;
+	for (i = 0; i < c->nitems; i++)
+		catalog_asset_clear(&c->items[i].a);
+	free(c->items);
+	json_decref(c->refused);
+	free(c);
+}
+
+/* The bookkeeping thread: one chunk in one durable transaction. */
 static int
 import_run(struct gwdb *g, void *arg)
 {
-	struct import_task	*t = arg;
+	struct import_chunk	*c = arg;
 	struct import_item	*it;
-	size_t			 i, j, n;
+	size_t			 i;
 	char			*err;
-	int			 rc = QUEUE_OK, prc;
+	int			 rc, prc = QUEUE_OK;
 
 	if ((rc = gwdb_durable(g, true)) != QUEUE_OK)
 		return rc;
-	for (i = 0; rc == QUEUE_OK && i < t->nitems; i += IMPORT_TX) {
-		n = t->nitems - i < IMPORT_TX ? t->nitems - i : IMPORT_TX;
-		if ((rc = queue_tx_begin(g->q)) != QUEUE_OK)
-			break;
-		for (j = 0; j < n; j++) {
-			it = &t->items[i + j];
-			err = NULL;
-			prc = catalog_put(g, &it->a, NULL, NULL, &err);
-			if (prc == QUEUE_EINVAL) {
-				import_refuse(t->refused, it->line, "%s", err);
-				it->line = 0;
-			} else if (prc != QUEUE_OK)
-				rc = prc;
-			free(err);
-			if (rc != QUEUE_OK)
-				break;
-		}
-		if (rc != QUEUE_OK) {
-			queue_tx_rollback(g->q);
-			break;
-		}
-		if ((rc = queue_tx_commit(g->q)) != QUEUE_OK)
-			break;
-		for (j = 0; j < n; j++) {
-			if (t->items[i + j].line != 0)
-				t->accepted++;
-		}
+	if ((rc = queue_tx_begin(g->q)) != QUEUE_OK)
+		goto out;
+	for (i = 0; i < c->nitems && rc == QUEUE_OK; i++) {
+		it = &c->items[i];
+		err = NULL;
+		prc = catalog_store(g, &it->a, NULL, NULL, &err);
+		if (prc == QUEUE_EINVAL) {
+			import_refuse(c->refused, it->line, "%s", err);
+			it->line = 0;
+		} else if (prc != QUEUE_OK)
+			rc = prc;
+		free(err);
 	}
+	if (rc != QUEUE_OK) {
+		queue_tx_rollback(g->q);
+		goto out;
+	}
+	if ((rc = queue_tx_commit(g->q)) != QUEUE_OK)
+		goto out;
+	for (i = 0; i < c->nitems; i++) {
+		if (c->items[i].line != 0)
+			c->accepted++;
+	}
+out:
 	gwdb_durable(g, false);
 	return rc;
 }
 
-/* Back on the loop: the counts (what committed stays committed). */
-static void
-import_done(void *arg, int rc)
-{
-	struct import_task	*t = arg;
-	size_t			 i;
+static void	import_chunk_done(void *, int);
 
+/* Hand a full chunk to the thread, or keep it waiting behind the one there. */
+static void
+import_store(struct import_task *t, struct import_chunk *c)
+{
+	if (t->storing) {
+		t->ready = c;
+		return;
+	}
+	t->storing = true;
+	dbw_submit(t->gw->dbw, import_run, import_chunk_done, c);
+}
+
+/* Everything is stored (or the database stopped it): answer. */
+static void
+import_finish(struct import_task *t)
+{
 	if (t->accepted > 0)
 		asset_wake(t->gw);
-	if (rc == QUEUE_OK) {
+	if (t->rc == QUEUE_OK)
 		api_reply_json(t->r, 200, json_pack("{s:I, s:O}", "accepted",
 		    (json_int_t)t->accepted, "refused", t->refused));
-	} else
+	else
 		api_problem(t->r, 503, "storage-unavailable", "Storage "
 		    "unavailable", NULL, "the database stopped the import "
 		    "after %zu assets (%s); the lines after them were not "
 		    "stored: send them again", t->accepted,
-		    queue_strerror(rc));
-	for (i = 0; i < t->nitems; i++)
-		catalog_asset_clear(&t->items[i].a);
-	free(t->items);
+		    queue_strerror(t->rc));
+	import_chunk_free(t->cur);
+	import_chunk_free(t->ready);
+	event_free(t->ev);
 	json_decref(t->refused);
 	free(t);
 }
 
-/* One NDJSON line: an asset, or a refusal. */
+/* Parse on in the next turn of the loop. */
 static void
-import_line(struct import_task *t, struct api_req *r, const char *s,
-    size_t len, size_t line)
+import_resume(struct import_task *t)
+{
+	event_active(t->ev, EV_TIMEOUT, 0);
+}
+
+/* A chunk is stored: its counts, the next chunk, more parsing. */
+static void
+import_chunk_done(void *arg, int rc)
+{
+	struct import_chunk	*c = arg;
+	struct import_task	*t = c->t;
+	struct import_chunk	*next;
+
+	t->storing = false;
+	if (rc == QUEUE_OK) {
+		t->accepted += c->accepted;
+		json_array_extend(t->refused, c->refused);
+		if (c->accepted > 0)
+			asset_wake(t->gw);
+	} else if (t->rc == QUEUE_OK)
+		t->rc = rc;
+	import_chunk_free(c);
+	if ((next = t->ready) != NULL) {
+		t->ready = NULL;
+		if (t->rc == QUEUE_OK)
+			import_store(t, next);
+		else
+			import_chunk_free(next);
+	}
+	if (t->rc != QUEUE_OK && !t->storing)
+		import_finish(t);
+	else if (t->eof && !t->storing && t->cur == NULL)
+		import_finish(t);
+	else
+		import_resume(t);
+}
+
+/* One NDJSON line into the chunk being filled, or a refusal. */
+static void
+import_line(struct import_task *t, const char *s, size_t len, size_t line)
 {
 	struct catalog_asset	 a;
+	struct import_chunk	*c;
 	json_error_t		 je;
 	json_t			*o, *id;
 	char			 field[128], *detail = NULL, *obj_id;
@@ -692,29 +831,83 @@ import_line(struct import_task *t, struct api_req *r, const char *s,
 	}
 	obj_id = xstrdup(json_string_value(id));
 	json_object_del(o, "objID");
-	if (asset_read(o, obj_id, r->who, &a, field, sizeof field, &detail) !=
-	    0) {
+	if (asset_read(o, obj_id, t->r->who, &a, field, sizeof field,
+	    &detail) != 0) {
 		import_refuse(t->refused, line, "%s", detail);
 		free(detail);
 	} else {
-		if (t->nitems % 1024 == 0)
-			t->items = xreallocarray(t->items, t->nitems + 1024,
-			    sizeof *t->items);
-		t->items[t->nitems].a = a;
-		t->items[t->nitems++].line = line;
+		if (t->cur == NULL)
+			t->cur = import_chunk_new(t);
+		c = t->cur;
+		c->items[c->nitems].a = a;
+		c->items[c->nitems++].line = line;
 	}
 	free(obj_id);
 	json_decref(o);
+}
+
+/* The next line of the body (malloc'd, without its end), or NULL. */
+static char *
+import_next_line(struct import_task *t, size_t *len)
+{
+	char	*s;
+	size_t	 n;
+
+	if ((s = evbuffer_readln(t->in, len, EVBUFFER_EOL_LF)) != NULL)
+		return s;
+	/* the last line may have no newline */
+	if ((n = evbuffer_get_length(t->in)) == 0)
+		return NULL;
+	s = xmalloc(n + 1);
+	evbuffer_remove(t->in, s, n);
+	s[n] = '\0';
+	*len = n;
+	return s;
+}
+
+/* A slice of lines; a full chunk goes to the thread. */
+static void
+import_slice_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct import_task	*t = arg;
+	char			*s;
+	size_t			 len, i;
+
+	(void)fd;
+	(void)ev;
+	if (t->rc != QUEUE_OK)
+		return;
+	for (i = 0; i < IMPORT_SLICE && (t->cur == NULL ||
+	    t->cur->nitems < IMPORT_TX); i++) {
+		if ((s = import_next_line(t, &len)) == NULL) {
+			t->eof = true;
+			break;
+		}
+		t->line++;
+		if (len > 0 && s[len - 1] == '\r')
+			len--;
+		if (len > 0)
+			import_line(t, s, len, t->line);
+		free(s);
+	}
+	if (t->cur != NULL && (t->eof || t->cur->nitems == IMPORT_TX)) {
+		if (t->ready != NULL)
+			return;		/* the chunk waits for room */
+		import_store(t, t->cur);
+		t->cur = NULL;
+	}
+	if (!t->eof)
+		import_resume(t);
+	else if (!t->storing && t->cur == NULL && t->ready == NULL)
+		import_finish(t);
 }
 
 /* POST /v1/assets:import: NDJSON, one asset a line with its objID. */
 void
 api_assets_import(struct api_req *r)
 {
-	struct evbuffer		*b = evhttp_request_get_input_buffer(r->req);
 	struct import_task	*t;
-	const char		*p, *end, *nl, *ct;
-	size_t			 line = 0, len = evbuffer_get_length(b);
+	const char		*ct;
 
 	ct = evhttp_find_header(evhttp_request_get_input_headers(r->req),
 	    "Content-Type");
@@ -728,18 +921,10 @@ api_assets_import(struct api_req *r)
 	t = xcalloc(1, sizeof *t);
 	t->r = r;
 	t->gw = api_gw(r);
+	t->in = evhttp_request_get_input_buffer(r->req);
 	t->refused = json_array();
-	p = (const char *)evbuffer_pullup(b, -1);
-	end = p + len;
-	while (p != NULL && p < end) {
-		nl = memchr(p, '\n', (size_t)(end - p));
-		line++;
-		len = (size_t)((nl != NULL ? nl : end) - p);
-		if (len > 0 && p[len - 1] == '\r')
-			len--;
-		if (len > 0)
-			import_line(t, r, p, len, line);
-		p = nl != NULL ? nl + 1 : end;
-	}
-	dbw_submit(t->gw->dbw, import_run, import_done, t);
+	if ((t->ev = event_new(t->gw->base, -1, 0, import_slice_cb, t)) ==
+	    NULL)
+		fatalx("event_new failed");
+	import_resume(t);
 }

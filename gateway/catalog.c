@@ -465,14 +465,17 @@ fail:
 	return QUEUE_EINVAL;
 }
 
-/* Replace the child rows of an asset. */
+/* Replace the child rows of an asset (a new one has none to delete). */
 static int
-catalog_put_children(struct gwdb *g, const struct catalog_asset *a)
+catalog_put_children(struct gwdb *g, const struct catalog_asset *a,
+    bool existed)
 {
 	sqlite3_stmt	*st;
 	size_t		 i;
 	int		 rc;
 
+	if (!existed)
+		goto add;
 	st = gwdb_stmt(g, ST_ASSET_PATHS_DEL);
 	sqlite3_bind_text(st, 1, a->obj_id, -1, SQLITE_STATIC);
 	if ((rc = gwdb_exec_stmt(g, st)) != QUEUE_OK)
@@ -481,6 +484,7 @@ catalog_put_children(struct gwdb *g, const struct catalog_asset *a)
 	sqlite3_bind_text(st, 1, a->obj_id, -1, SQLITE_STATIC);
 	if ((rc = gwdb_exec_stmt(g, st)) != QUEUE_OK)
 		return rc;
+add:
 	for (i = 0; i < a->npaths; i++) {
 		st = gwdb_stmt(g, ST_ASSET_PATH_ADD);
 		sqlite3_bind_text(st, 1, a->obj_id, -1, SQLITE_STATIC);
@@ -592,9 +596,12 @@ catalog_plain_text(struct sbuf *sb, const char *s)
 	}
 }
 
-/* Bring the search index of one asset up to date (inside a transaction). */
+/*
+ * Bring the search index of one asset up to date (inside a transaction);
+ * a new asset has no entry to delete.
+ */
 static int
-catalog_index(struct gwdb *g, const char *obj_id)
+catalog_index(struct gwdb *g, const char *obj_id, bool existed)
 {
 	static const enum gwdb_stmt	steps[] = { ST_FTS_KEY, ST_FTS_DEL,
 					    ST_FTS_ADD };
@@ -603,6 +610,8 @@ catalog_index(struct gwdb *g, const char *obj_id)
 	int				 rc = QUEUE_OK;
 
 	for (i = 0; rc == QUEUE_OK && i < nitems(steps); i++) {
+		if (!existed && steps[i] == ST_FTS_DEL)
+			continue;
 		st = gwdb_stmt(g, steps[i]);
 		sqlite3_bind_text(st, 1, obj_id, -1, SQLITE_STATIC);
 		rc = gwdb_exec_stmt(g, st);
@@ -693,18 +702,29 @@ catalog_paths_differ(const struct catalog_asset *a, const char *stored)
 	return differ;
 }
 
-/* Upsert an asset and enqueue its deliveries in one transaction. */
+/* Check, then upsert an asset and enqueue its deliveries. */
 int
 catalog_put(struct gwdb *g, const struct catalog_asset *a, int *rev,
+    int *njobs, char **err)
+{
+	int	rc;
+
+	if ((rc = catalog_validate(a, err)) != QUEUE_OK)
+		return rc;
+	return catalog_store(g, a, rev, njobs, err);
+}
+
+/* Upsert a checked asset and enqueue its deliveries in one transaction. */
+int
+catalog_store(struct gwdb *g, const struct catalog_asset *a, int *rev,
     int *njobs, char **err)
 {
 	sqlite3_stmt	*st;
 	int64_t		 now;
 	bool		 ready_changed = true, media_changed = false;
+	bool		 existed;
 	int		 rc, r = 0;
 
-	if ((rc = catalog_validate(a, err)) != QUEUE_OK)
-		return rc;
 	if ((rc = queue_tx_begin(g->q)) != QUEUE_OK) {
 		xasprintf(err, "cannot start a transaction: %s",
 		    queue_strerror(rc));
@@ -728,6 +748,7 @@ catalog_put(struct gwdb *g, const struct catalog_asset *a, int *rev,
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return catalog_abort(g, gwdb_rc(rc), "catalog read", false,
 		    err);
+	existed = rc == SQLITE_ROW;
 	st = gwdb_stmt(g, ST_ASSET_UPSERT);
 	sqlite3_bind_text(st, 1, a->obj_id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, a->slug, -1, SQLITE_STATIC);
@@ -748,9 +769,9 @@ catalog_put(struct gwdb *g, const struct catalog_asset *a, int *rev,
 	sqlite3_reset(st);
 	if (rc != QUEUE_OK)
 		return catalog_abort(g, rc, "catalog write", false, err);
-	if ((rc = catalog_put_children(g, a)) != QUEUE_OK)
+	if ((rc = catalog_put_children(g, a, existed)) != QUEUE_OK)
 		return catalog_abort(g, rc, "catalog paths", false, err);
-	if ((rc = catalog_index(g, a->obj_id)) != QUEUE_OK)
+	if ((rc = catalog_index(g, a->obj_id, existed)) != QUEUE_OK)
 		return catalog_abort(g, rc, "search index", false, err);
 	if ((rc = catalog_enqueue(g, a->obj_id, njobs)) != QUEUE_OK)
 		return catalog_abort(g, rc, "enqueue of the deliveries", true,
@@ -806,7 +827,7 @@ catalog_delete(struct gwdb *g, const char *obj_id, const char *by, int *rev,
 	if (rc != SQLITE_ROW)
 		return catalog_abort(g, gwdb_rc(rc), "catalog write", false,
 		    err);
-	if ((rc = catalog_index(g, obj_id)) != QUEUE_OK)
+	if ((rc = catalog_index(g, obj_id, true)) != QUEUE_OK)
 		return catalog_abort(g, rc, "search index", false, err);
 	if ((rc = catalog_enqueue(g, obj_id, njobs)) != QUEUE_OK)
 		return catalog_abort(g, rc, "enqueue of the deliveries", true,

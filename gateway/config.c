@@ -71,6 +71,7 @@ static const char *const sync_names[] = { "full", "normal", NULL };
 static const char *const unit_names[] = { "s", "ms", NULL };
 static const char *const target_words[] = { "stderr", "syslog", NULL };
 static const char *const format_names[] = { "logfmt", "json", NULL };
+static const char *const sync_mode_names[] = { "all", "none", NULL };
 
 #define G(f)	offsetof(struct gw_config, f)
 #define N(f)	offsetof(struct ncs_conf, f)
@@ -209,6 +210,8 @@ static const struct cfg_key cfg_keys[] = {
 	{ SECT_NCS, "publish", CT_BOOL, N(publish), "true", 0, 0, 0, NULL },
 	{ SECT_NCS, "max_attempts", CT_INT, N(max_attempts), "10", 0, 1, 1000,
 	    NULL },
+	{ SECT_NCS, "initial_sync", CT_ENUM, N(initial_sync), "all", 0, 0, 0,
+	    sync_mode_names },
 	{ SECT_NCS, "ro_element_stat", CT_STR, N(ro_element_stat),
 	    "READY,NOT READY", 0, 0, 128, NULL },
 	{ SECT_NCS, "mos_item_replace", CT_BOOL, N(mos_item_replace), "false",

@@ -11,6 +11,11 @@
  * the order they were submitted. A task's argument holds everything it
  * needs (copies): the thread never touches the loop's state, and never
  * logs. Results come back through a pipe watched by the event loop.
+ *
+ * A batch task (dbw_submit_batch) is run together with the batch tasks of
+ * the same function queued right behind it, up to DBW_BATCH_MAX: changes
+ * that arrived while the thread was busy share one transaction and one
+ * fsync (group commit); each still gets its own result and done callback.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,8 +29,11 @@
 
 #include "gateway/gateway.h"
 
+#define DBW_BATCH_MAX	256
+
 struct dbw_task {
 	dbw_run_fn		 run;
+	dbw_batch_fn		 batch;		/* or: run with its neighbours */
 	dbw_done_fn		 done;
 	void			*arg;
 	int			 rc;
@@ -47,26 +55,68 @@ struct dbw {
 	size_t			 pending;	/* loop thread only */
 };
 
+/*
+ * Take the next task, with the batch tasks of the same function queued
+ * right behind it (mutex held); their number.
+ */
+static size_t
+dbw_take(struct dbw *d, struct dbw_task **v)
+{
+	struct dbw_task	*t;
+	size_t		 n = 0;
+
+	while ((t = TAILQ_FIRST(&d->todo)) != NULL && n < DBW_BATCH_MAX &&
+	    (n == 0 || (t->batch != NULL && t->batch == v[0]->batch))) {
+		TAILQ_REMOVE(&d->todo, t, entry);
+		v[n++] = t;
+		if (t->batch == NULL)
+			break;
+	}
+	return n;
+}
+
+/* Run what was taken (mutex not held). */
+static void
+dbw_run(struct dbw *d, struct dbw_task **v, size_t n)
+{
+	void	*args[DBW_BATCH_MAX];
+	int	 rcs[DBW_BATCH_MAX];
+	size_t	 i;
+
+	if (v[0]->batch == NULL) {
+		v[0]->rc = v[0]->run(d->db, v[0]->arg);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		args[i] = v[i]->arg;
+		rcs[i] = QUEUE_OK;
+	}
+	v[0]->batch(d->db, args, rcs, n);
+	for (i = 0; i < n; i++)
+		v[i]->rc = rcs[i];
+}
+
 /* The thread: run tasks in order until told to quit. */
 static void *
 dbw_main(void *arg)
 {
 	struct dbw	*d = arg;
-	struct dbw_task	*t;
+	struct dbw_task	*v[DBW_BATCH_MAX];
+	size_t		 n, i;
 	bool		 wake;
 
 	pthread_mutex_lock(&d->mu);
 	for (;;) {
 		while (TAILQ_EMPTY(&d->todo) && !d->quit)
 			pthread_cond_wait(&d->todo_cv, &d->mu);
-		if ((t = TAILQ_FIRST(&d->todo)) == NULL)
+		if ((n = dbw_take(d, v)) == 0)
 			break;
-		TAILQ_REMOVE(&d->todo, t, entry);
 		pthread_mutex_unlock(&d->mu);
-		t->rc = t->run(d->db, t->arg);
+		dbw_run(d, v, n);
 		pthread_mutex_lock(&d->mu);
 		wake = TAILQ_EMPTY(&d->done);
-		TAILQ_INSERT_TAIL(&d->done, t, entry);
+		for (i = 0; i < n; i++)
+			TAILQ_INSERT_TAIL(&d->done, v[i], entry);
 		pthread_cond_signal(&d->done_cv);
 		/* one byte per batch of results: the loop takes them all */
 		while (wake && write(d->pipe[1], "r", 1) == -1 &&
@@ -186,14 +236,16 @@ dbw_free(struct dbw *d)
 	free(d);
 }
 
-/* Queue a task for the thread. */
-void
-dbw_submit(struct dbw *d, dbw_run_fn run, dbw_done_fn done, void *arg)
+/* Queue a task (run, or batch) for the thread. */
+static void
+dbw_queue(struct dbw *d, dbw_run_fn run, dbw_batch_fn batch,
+    dbw_done_fn done, void *arg)
 {
 	struct dbw_task	*t;
 
 	t = xcalloc(1, sizeof *t);
 	t->run = run;
+	t->batch = batch;
 	t->done = done;
 	t->arg = arg;
 	d->pending++;
@@ -201,6 +253,21 @@ dbw_submit(struct dbw *d, dbw_run_fn run, dbw_done_fn done, void *arg)
 	TAILQ_INSERT_TAIL(&d->todo, t, entry);
 	pthread_cond_signal(&d->todo_cv);
 	pthread_mutex_unlock(&d->mu);
+}
+
+/* Queue a task for the thread. */
+void
+dbw_submit(struct dbw *d, dbw_run_fn run, dbw_done_fn done, void *arg)
+{
+	dbw_queue(d, run, NULL, done, arg);
+}
+
+/* Queue a task that may run in one call with its queued neighbours. */
+void
+dbw_submit_batch(struct dbw *d, dbw_batch_fn batch, dbw_done_fn done,
+    void *arg)
+{
+	dbw_queue(d, NULL, batch, done, arg);
 }
 
 /* Tasks whose done callback has not run yet. */

@@ -244,6 +244,12 @@ void		 notify_state(const char *, ...)
 /* ------------------------------------------------------------------------ */
 /* config.c */
 
+/* [ncs.NAME] initial_sync: what an NCS new to the database gets. */
+enum ncs_initial_sync {
+	NCS_SYNC_ALL = 0,	/* every asset of the catalog, as mosObj */
+	NCS_SYNC_NONE = 1,	/* only the changes from then on */
+};
+
 struct ncs_conf {
 	char		*name;		/* from [ncs.NAME] */
 	char		*ncs_id;
@@ -266,6 +272,7 @@ struct ncs_conf {
 	bool		 hot_standby;
 	bool		 publish;
 	int		 max_attempts;
+	int		 initial_sync;	/* enum ncs_initial_sync */
 	char		*ro_element_stat;	/* statuses it accepts */
 	bool		 mos_item_replace;	/* on duration, paths */
 	char		*allow;		/* allow-list text, see acl_parse */
@@ -356,7 +363,7 @@ void	 config_print_defaults(FILE *);
 /* ------------------------------------------------------------------------ */
 /* gwdb.c: the gateway's tables beside the queue's, in the same file. */
 
-#define GWDB_SCHEMA_VERSION	3
+#define GWDB_SCHEMA_VERSION	4
 #define GWDB_APPLICATION_ID	0x4d4f5347	/* "MOSG": PRAGMA application_id */
 
 enum gwdb_stmt {
@@ -412,6 +419,15 @@ enum gwdb_stmt {
 	ST_RO_USAGE,
 	ST_RO_STAT_NCS,
 	ST_RO_STAT_ITEMS,
+	/* api_assets.c: the QUEUED deliveries of an object */
+	ST_ASSET_JOBS,
+	/* isync.c: initial sync (schema 4) */
+	ST_SYNC_NEW,
+	ST_SYNC_RUNNING,
+	ST_SYNC_WAITING,
+	ST_SYNC_NEXT,
+	ST_SYNC_SKIP,
+	ST_SYNC_MOVE,
 	ST__COUNT
 };
 
@@ -556,6 +572,9 @@ int	 catalog_check_xml(const struct catalog_asset *, char **err);
  */
 int	 catalog_put(struct gwdb *, const struct catalog_asset *, int *rev,
 	    int *njobs, char **err);
+/* catalog_put of an asset catalog_validate has accepted already. */
+int	 catalog_store(struct gwdb *, const struct catalog_asset *, int *rev,
+	    int *njobs, char **err);
 /* Tombstone the row (objRev+1) and enqueue the DELETED deliveries. */
 int	 catalog_delete(struct gwdb *, const char *obj_id, const char *by,
 	    int *rev, int *njobs, char **err);
@@ -608,6 +627,17 @@ int	 catalog_enqueue_rows(struct gwdb *, struct sqlite3_stmt *st,
 /* The status a delivery of this row to this NCS carries; NULL = skip it. */
 const char *catalog_delivery_status(const struct catalog_asset *,
 	    const char *last_acked);
+
+/* ------------------------------------------------------------------------ */
+/* isync.c: initial sync, every asset of the catalog to an NCS new to it. */
+
+struct isync;
+/* Inside gwdb_sync_ncs: an NCS seen for the first time gets its sync row. */
+int		 isync_record(struct gwdb *, const struct ncs_conf *);
+struct isync	*isync_new(struct gw *);
+void		 isync_free(struct isync *);
+/* Run the syncs not finished yet, a batch at a time as the queue drains. */
+void		 isync_kick(struct isync *);
 
 /* ------------------------------------------------------------------------ */
 /* rostore.c: running orders -> stories -> items, in play order. */
@@ -1359,6 +1389,15 @@ struct dbw	*dbw_new(struct event_base *, const struct gwdb_opts *,
 void		 dbw_free(struct dbw *);
 /* Run a task on the thread, in order; done follows on the loop thread. */
 void		 dbw_submit(struct dbw *, dbw_run_fn, dbw_done_fn, void *arg);
+/*
+ * Group commit: fn(args, rcs, n) runs this task together with the tasks
+ * of the same fn queued right behind it (rcs[i] preset to QUEUE_OK, each
+ * task's done gets its rcs[i]); tasks still run in submission order.
+ */
+typedef void	(*dbw_batch_fn)(struct gwdb *, void **args, int *rcs,
+		    size_t n);
+void		 dbw_submit_batch(struct dbw *, dbw_batch_fn, dbw_done_fn,
+		    void *arg);
 /* Tasks submitted whose done callback has not run yet. */
 size_t		 dbw_pending(const struct dbw *);
 /* Block until no task is pending, running the done callbacks. */
@@ -1472,6 +1511,7 @@ struct gw {
 	bool			 db_lost;	/* unlinked or replaced */
 	struct dbw		*dbw;		/* bookkeeping thread */
 	struct api		*api;		/* NULL: [api] port = 0 */
+	struct isync		*isync;		/* initial syncs */
 	struct history		*hist;
 	struct pub_work_list	 pub_retry;	/* for the next flush */
 	struct sbuf		 scratch;	/* a frame being written */

@@ -583,6 +583,8 @@ gw_new(struct gw_config *cfg, char **cause)
 		TAILQ_INSERT_TAIL(&gw->ncs, n, entry);
 		ncs_start(n);
 	}
+	gw->isync = isync_new(gw);
+	isync_kick(gw->isync);
 	log_event(LL_INFO, "start", "version=%s pid=%d mos_id=%s db=%s ncs=%zu "
 	    "synchronous=%s", MOSGW_VERSION, (int)getpid(), log_q(cfg->mos_id),
 	    log_q(cfg->db_path), cfg->nncs,
@@ -615,6 +617,7 @@ gw_free(struct gw *gw)
 	if (gw->hist != NULL && gw->flush_ev != NULL && !gw->db_lost)
 		gw_flush(gw);
 	api_stop(gw->api);
+	isync_free(gw->isync);	/* freed by its step's done, if one runs */
 	dbw_free(gw->dbw);	/* answers the API requests still running */
 	api_free(gw->api);
 	publisher_works_free(&gw->pub_retry);
@@ -806,6 +809,7 @@ gw_reload(struct gw *gw)
 	if (gwdb_sync_ncs(gw->db, cfg) != QUEUE_OK)
 		log_event(LL_ERROR, "db.error", "op=sync-ncs msg=%s",
 		    log_q(gwdb_errmsg(gw->db)));
+	isync_kick(gw->isync);
 	log_event(LL_INFO, "config.reload", "file=%s result=applied ncs=%zu",
 	    log_q(cfg->file), cfg->nncs);
 	config_free(old);

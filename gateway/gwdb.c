@@ -106,9 +106,26 @@ static const char *const gwdb_schema_v3 =
 	" SELECT " GWDB_FTS_ROW " FROM assets a"
 	" JOIN asset_key k ON k.obj_id = a.obj_id WHERE a.deleted = 0;";
 
+/*
+ * Version 4: the initial sync of each NCS (isync.c). A row is made when an
+ * NCS is first recorded: state 'running' (initial_sync = all) until every
+ * asset up to after_obj, in objID order, has been enqueued, then 'done';
+ * 'none' for initial_sync = none. The NCSs known before this version have
+ * had their deliveries all along: they are done.
+ */
+static const char *const gwdb_schema_v4 =
+	"CREATE TABLE ncs_sync("
+	" ncs TEXT PRIMARY KEY, state TEXT NOT NULL,"
+	" after_obj TEXT NOT NULL DEFAULT '', queued INTEGER NOT NULL DEFAULT 0,"
+	" started INTEGER NOT NULL, finished INTEGER) WITHOUT ROWID;"
+	"INSERT INTO ncs_sync(ncs, state, started, finished)"
+	" SELECT name, 'done', updated, updated FROM ncs;";
+
 /* Migrations: entry i takes the schema from version i to i + 1. */
 static const char *const *const gwdb_migrations[] = { &gwdb_schema_v1,
-	&gwdb_schema_v2, &gwdb_schema_v3 };
+	&gwdb_schema_v2, &gwdb_schema_v3, &gwdb_schema_v4 };
+_Static_assert(nitems(gwdb_migrations) == GWDB_SCHEMA_VERSION,
+    "one migration per schema version");
 
 #define ASSET_COLS \
 	"obj_id, slug, type, tb, dur, rev, air, status, abstract," \
@@ -249,6 +266,27 @@ static const char *const gwdb_sql[ST__COUNT] = {
 	    " WHERE i.obj_id = ?1 AND r.ncs = ?2"
 	    " AND (i.mos_id IS NULL OR i.mos_id = '' OR i.mos_id = ?3)"
 	    " ORDER BY r.ro_id, s.pos, i.pos",
+	[ST_ASSET_JOBS] = "SELECT j.id, j.lane FROM ncs n JOIN jobs j"
+	    " ON j.coalesce_key = 'obj:' || ?1 || '@' || n.name AND j.state = 0"
+	    " WHERE n.enabled = 1 AND n.publish = 1 ORDER BY n.name",
+	[ST_SYNC_NEW] = "INSERT INTO ncs_sync(ncs, state, started)"
+	    " VALUES(?1, ?2, ?3) ON CONFLICT(ncs) DO NOTHING",
+	[ST_SYNC_RUNNING] = "SELECT s.ncs, s.after_obj, n.max_attempts"
+	    " FROM ncs_sync s JOIN ncs n ON n.name = s.ncs"
+	    " WHERE s.state = 'running' AND n.enabled = 1 AND n.publish = 1"
+	    " ORDER BY s.ncs",
+	[ST_SYNC_WAITING] = "SELECT count(*) FROM (SELECT 1 FROM jobs"
+	    " WHERE lane = ?1 AND state = 0 AND blocked = 0 AND priority = ?2"
+	    " LIMIT ?3)",
+	[ST_SYNC_NEXT] = "SELECT obj_id FROM assets"
+	    " WHERE obj_id > ?1 AND deleted = 0 ORDER BY obj_id LIMIT ?2",
+	[ST_SYNC_SKIP] = "SELECT EXISTS(SELECT 1 FROM delivery"
+	    " WHERE ncs = ?1 AND obj_id = ?2) OR EXISTS(SELECT 1 FROM jobs"
+	    " WHERE coalesce_key = ?3 AND state = 0)",
+	[ST_SYNC_MOVE] = "UPDATE ncs_sync SET after_obj = ?2,"
+	    " queued = queued + ?3,"
+	    " state = CASE WHEN ?4 THEN 'done' ELSE state END,"
+	    " finished = CASE WHEN ?4 THEN ?5 ELSE finished END WHERE ncs = ?1",
 };
 
 /* A SQLite result code as a queue_rc. */
@@ -468,6 +506,8 @@ gwdb_open(struct gwdb **out, const struct gwdb_opts *o, char **err)
 		gwdb_close(g);
 		return QUEUE_EIO;
 	}
+	/* savepoints' statement journals in memory, not a temporary file */
+	sqlite3_exec(g->db, "PRAGMA temp_store = MEMORY", NULL, NULL, NULL);
 	if ((rc = gwdb_migrate(g, err)) != QUEUE_OK) {
 		gwdb_close(g);
 		return rc;
@@ -561,7 +601,8 @@ gwdb_put_ncs(struct gwdb *g, sqlite3_stmt *st, const struct ncs_conf *n,
 /*
  * Record the configured NCSs in one transaction: every row is disabled,
  * then each configured one is written enabled, so that mosctl knows where
- * an asset change must be delivered.
+ * an asset change must be delivered. An NCS seen for the first time gets
+ * its initial sync row (isync.c).
  */
 int
 gwdb_sync_ncs(struct gwdb *g, const struct gw_config *cfg)
@@ -591,8 +632,10 @@ gwdb_sync_ncs(struct gwdb *g, const struct gw_config *cfg)
 		    " max_attempts = excluded.max_attempts,"
 		    " updated = excluded.updated", -1, &st, NULL);
 	rc = gwdb_rc(rc);
-	for (i = 0; rc == QUEUE_OK && i < cfg->nncs; i++)
-		rc = gwdb_put_ncs(g, st, &cfg->ncs[i], now);
+	for (i = 0; rc == QUEUE_OK && i < cfg->nncs; i++) {
+		if ((rc = gwdb_put_ncs(g, st, &cfg->ncs[i], now)) == QUEUE_OK)
+			rc = isync_record(g, &cfg->ncs[i]);
+	}
 	sqlite3_finalize(st);
 	if (rc != QUEUE_OK) {
 		queue_tx_rollback(g->q);

@@ -40,6 +40,12 @@
 #define PUB_CLAIM_MIN	32	/* claim once the window has this much room */
 #define PUB_POLL_MS	50	/* nothing was due: claim again after this */
 #define PUB_RETRY_MS	200
+/*
+ * Jobs below the default priority (the initial sync, isync.c) RUNNING at
+ * once, window and flight together: the rest of the lane's PUB_WINDOW + 1
+ * is kept for live changes, which also go ahead of them in the window.
+ */
+#define PUB_LOW_AHEAD	16
 
 /* What a claimed job becomes, decided on the bookkeeping thread. */
 enum pub_action {
@@ -53,6 +59,7 @@ struct pub_job {
 	int64_t		 id;
 	int64_t		 gen;
 	char		*obj_id;
+	int		 prio;		/* the job's priority */
 	int		 attempts;
 	int		 max_attempts;
 	bool		 lost;
@@ -331,6 +338,22 @@ pub_lease_cb(evutil_socket_t fd, short ev, void *arg)
 		gw_flush_soon(p->ncs->gw);
 }
 
+/* The lane's limits on the bookkeeping thread's queue (which claims). */
+static int
+pub_limits_run(struct gwdb *g, void *arg)
+{
+	return queue_set_lane_limits(g->q, arg, PUB_WINDOW + 1,
+	    QUEUE_PRIO_DEFAULT, PUB_WINDOW + 1 - PUB_LOW_AHEAD);
+}
+
+/* Free the lane name. */
+static void
+pub_limits_done(void *arg, int rc)
+{
+	(void)rc;
+	free(arg);
+}
+
 /* The publisher of an NCS. */
 struct publisher *
 publisher_new(struct ncs *n)
@@ -350,6 +373,9 @@ publisher_new(struct ncs *n)
 		fatalx("event_new failed");
 	tv = pub_tv(n->gw->cfg->lease_ms / 3);
 	event_add(p->lease_ev, &tv);
+	if (n->gw->dbw != NULL)
+		dbw_submit(n->gw->dbw, pub_limits_run, pub_limits_done,
+		    xstrdup(p->lane));
 	return p;
 }
 
@@ -804,6 +830,7 @@ pub_run_job(struct gwdb *g, struct pub_work *w, struct queue_job *qj)
 	j->gen = qj->lease_gen;
 	j->obj_id = xstrndup(qj->payload != NULL ? qj->payload : "",
 	    qj->payload_len);
+	j->prio = qj->priority;
 	j->attempts = qj->attempts;
 	j->max_attempts = qj->max_attempts;
 	if (w->nbusy > 0 && bsearch(&j->obj_id, w->busy, w->nbusy,
@@ -916,6 +943,27 @@ pub_ops_results(struct pub_work *w)
 	}
 }
 
+/*
+ * A claimed job joins the window ahead of the jobs of a lower priority
+ * (a live change before the initial sync's): no job of the same object is
+ * in the window (see pub_run_job), so no delivery of an object overtakes
+ * another of the same object.
+ */
+static void
+pub_window_add(struct publisher *p, struct pub_job *j)
+{
+	size_t	i = p->count++, prev;
+
+	while (i > 0) {
+		prev = (p->head + i - 1) % PUB_WINDOW;
+		if (p->win[prev].prio <= j->prio)
+			break;
+		p->win[(p->head + i) % PUB_WINDOW] = p->win[prev];
+		i--;
+	}
+	p->win[(p->head + i) % PUB_WINDOW] = *j;
+}
+
 /* The claimed jobs join the window, or go back if it cannot take them. */
 static void
 pub_take_jobs(struct gw *gw, struct pub_work *w)
@@ -931,7 +979,7 @@ pub_take_jobs(struct gw *gw, struct pub_work *w)
 	for (i = 0; i < w->njobs; i++) {
 		j = &w->jobs[i];
 		if (take && p->count < PUB_WINDOW) {
-			p->win[(p->head + p->count++) % PUB_WINDOW] = *j;
+			pub_window_add(p, j);
 			memset(j, 0, sizeof *j);
 		} else if (j->action != PUB_RETRY)
 			pub_op_release(p != NULL ? &p->ops : &back, j, 0);
