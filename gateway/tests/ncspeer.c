@@ -54,6 +54,7 @@ struct ncspeer {
 	char			*ncs_id;
 	enum mos_enc		 enc;
 	bool			 quiet;
+	int64_t			 rx_us;		/* the frame being handled */
 
 	pthread_t		 thread;
 	bool			 started;
@@ -134,6 +135,16 @@ ncspeer_now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Microseconds on the monotonic clock. */
+int64_t
+ncspeer_now_us(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 /* Sleep for us microseconds, resuming after signals. */
@@ -600,6 +611,7 @@ ncspeer_record(struct ncspeer *p, struct ncspeer_conn *c,
 	f->port = c->port;
 	f->side = c->side;
 	f->t_ms = ncspeer_now_ms();
+	f->t_us = p->rx_us;
 	f->msg = msg;
 	if (msg != NULL) {
 		snprintf(f->type_name, sizeof f->type_name, "%s",
@@ -643,6 +655,7 @@ ncspeer_frame_in(struct ncspeer *p, struct ncspeer_conn *c,
 	struct mos_error	 err;
 
 	memset(&err, 0, sizeof err);
+	p->rx_us = ncspeer_now_us();
 	p->st.frames++;
 	if (mos_parse(fr->data, fr->len, fr->enc, MOS_LENIENT, &msg,
 	    &err) != MOS_OK) {

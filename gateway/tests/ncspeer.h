@@ -87,6 +87,8 @@ struct ncspeer_frame {
 	enum ncspeer_port port;
 	enum ncspeer_side side;
 	int64_t		 t_ms;		/* ncspeer_now_ms() at receipt */
+	int64_t		 t_us;		/* the same in microseconds, taken
+					   before the frame is parsed */
 	char		 type_name[64];	/* message element; "" if unknown */
 	bool		 has_message_id;
 	int32_t		 message_id;
@@ -124,6 +126,7 @@ struct ncspeer_stats {
 struct ncspeer;
 
 int64_t		 ncspeer_now_ms(void);
+int64_t		 ncspeer_now_us(void);	/* the same clock in microseconds */
 
 /* Start the peer and its thread. NULL on error (printed to stderr). */
 struct ncspeer	*ncspeer_new(const struct ncspeer_opts *);

@@ -1,0 +1,515 @@
+/*
+ * bench_api: the HTTP API of the real mosgw (synchronous = full) beside
+ * the HTTP ceiling of this machine, measured in the same run with the same
+ * client.
+ *
+ *   ceiling   an evhttp server in this process whose handler answers 202
+ *             with a small JSON body and does nothing else
+ *   latency   PUTs paced at BENCH_API_RATE a second (default 1000) over
+ *             BENCH_API_PACED keep-alive connections (default 4), each to
+ *             a new objID: the time from sending the PUT to its 202, and
+ *             to the scripted NCS receiving the mosObj (PUT-to-wire; the
+ *             NCS's receipt time is taken before it parses the frame).
+ *             Against the ceiling only the first applies.
+ *   rate      BENCH_API_CLIENTS keep-alive clients (default 32), each
+ *             sending PUTs one after the other for BENCH_API_SECS seconds
+ *             (default 3): answers a second; concurrent PUTs share commits
+ *   import    BENCH_API_IMPORT assets (default 20000) in one NDJSON POST
+ *
+ * Figures only: nothing here is asserted. Every phase is bounded in time.
+ * Environment: MOSGW_BIN, MOSGW_TOP, MOSGW_TMP as for the tests.
+ */
+#include "gateway/tests/ncspeer.c"
+#include "gateway/tests/gwproc.c"
+#include "gateway/tests/httpc.c"
+
+#include <dirent.h>
+#include <pthread.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+
+#define TOK		"bench-api-token-0123456789abcdef"
+#define WIRE_WAIT_MS	30000
+#define MAX_CLIENTS	256
+
+static int	rate = 1000, paced = 4, nclients = 32, secs = 3, nimport = 20000;
+
+/* ------------------------------------------------------------------------ */
+/* The ceiling: evhttp answering at once. */
+
+struct null_server {
+	struct event_base	*base;
+	struct evhttp		*http;
+	struct event		*tick;
+	uint16_t		 port;
+	pthread_t		 th;
+	volatile int		 stop;	/* the loop looks every 20 ms */
+};
+
+static void
+null_tick(evutil_socket_t fd, short ev, void *arg)
+{
+	struct null_server	*s = arg;
+
+	(void)fd;
+	(void)ev;
+	if (s->stop)
+		event_base_loopbreak(s->base);
+}
+
+static void
+null_cb(struct evhttp_request *req, void *arg)
+{
+	struct evbuffer	*b = evbuffer_new();
+
+	(void)arg;
+	evbuffer_add_printf(b, "{\"objID\":\"X\",\"objRev\":1,\"jobs\":[]}");
+	evhttp_add_header(evhttp_request_get_output_headers(req),
+	    "Content-Type", "application/json");
+	evhttp_send_reply(req, 202, "Accepted", b);
+	evbuffer_free(b);
+}
+
+static void *
+null_main(void *arg)
+{
+	struct null_server	*s = arg;
+
+	event_base_dispatch(s->base);
+	return NULL;
+}
+
+static int
+null_start(struct null_server *s)
+{
+	struct evhttp_bound_socket	*bs;
+	struct timeval			 tv = { 0, 20000 };
+	struct sockaddr_in		 sin;
+	socklen_t			 len = sizeof sin;
+
+	memset(s, 0, sizeof *s);
+	if ((s->base = event_base_new()) == NULL ||
+	    (s->http = evhttp_new(s->base)) == NULL)
+		return -1;
+	evhttp_set_gencb(s->http, null_cb, NULL);
+	evhttp_set_allowed_methods(s->http, EVHTTP_REQ_GET | EVHTTP_REQ_PUT |
+	    EVHTTP_REQ_POST);
+	if ((bs = evhttp_bind_socket_with_handle(s->http, "127.0.0.1", 0)) ==
+	    NULL || getsockname(evhttp_bound_socket_get_fd(bs),
+	    (struct sockaddr *)&sin, &len) != 0)
+		return -1;
+	s->port = ntohs(sin.sin_port);
+	if ((s->tick = event_new(s->base, -1, EV_PERSIST, null_tick, s)) ==
+	    NULL || event_add(s->tick, &tv) != 0)
+		return -1;
+	return pthread_create(&s->th, NULL, null_main, s) == 0 ? 0 : -1;
+}
+
+static void
+null_stop(struct null_server *s)
+{
+	s->stop = 1;
+	pthread_join(s->th, NULL);
+	event_free(s->tick);
+	evhttp_free(s->http);
+	event_base_free(s->base);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The client. */
+
+static int64_t
+now_us(void)
+{
+	return ncspeer_now_us();
+}
+
+/* One PUT on a kept-alive connection; the status (0: none). */
+static int
+put(int fd, const char *obj_id)
+{
+	struct httpc_resp	 r;
+	char			 path[96], body[160];
+	int			 st;
+
+	snprintf(path, sizeof path, "/v1/assets/%s", obj_id);
+	snprintf(body, sizeof body, "{\"objSlug\":\"Bench %s\",\"objDur\":"
+	    "1500,\"objTB\":50}", obj_id);
+	memset(&r, 0, sizeof r);
+	if (httpc_do(fd, "PUT", path, TOK, NULL, body, &r) != 0)
+		return 0;
+	st = r.status;
+	httpc_resp_clear(&r);
+	return st;
+}
+
+/* A paced sender: its share of the PUTs at their times. */
+struct pacer {
+	uint16_t	 port;
+	int		 idx;		/* 0 .. paced-1 */
+	int		 n;		/* PUTs in all (every pacer) */
+	int64_t		 t0;
+	const char	*prefix;
+	int64_t		*sent;		/* per PUT: when sent (us) */
+	int64_t		*answered;	/* and when answered */
+	int		 errors;
+};
+
+static void *
+pacer_main(void *arg)
+{
+	struct pacer	*p = arg;
+	struct timespec	 ts;
+	char		 id[64];
+	int64_t		 due, now;
+	int		 fd, i;
+
+	if ((fd = httpc_connect(p->port)) == -1) {
+		p->errors = p->n;
+		return NULL;
+	}
+	for (i = p->idx; i < p->n; i += paced) {
+		due = p->t0 + (int64_t)i * 1000000 / rate;
+		if ((now = now_us()) < due) {
+			ts.tv_sec = (due - now) / 1000000;
+			ts.tv_nsec = (long)((due - now) % 1000000) * 1000;
+			nanosleep(&ts, NULL);
+		}
+		snprintf(id, sizeof id, "%s%06d", p->prefix, i);
+		p->sent[i] = now_us();
+		if (put(fd, id) != 202)
+			p->errors++;
+		p->answered[i] = now_us();
+	}
+	close(fd);
+	return NULL;
+}
+
+static int
+cmp64(const void *a, const void *b)
+{
+	int64_t	x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* p50 and p99 of n values (sorted here), in ms. */
+static void
+pcts(int64_t *v, int n, double *p50, double *p99)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp64);
+	*p50 = n > 0 ? v[n / 2] / 1000.0 : -1;
+	*p99 = n > 0 ? v[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1] /
+	    1000.0 : -1;
+}
+
+/*
+ * Paced PUTs: answer latency, and with an NCS peer the PUT-to-wire
+ * latency. Returns the number of errors.
+ */
+static int
+paced_run(uint16_t port, struct ncspeer *ncs, const char *prefix, int n,
+    double *a50, double *a99, double *w50, double *w99)
+{
+	struct pacer		 p[MAX_CLIENTS];
+	pthread_t		 th[MAX_CLIENTS];
+	struct ncspeer_match	 m = { .type = "mosObj",
+				    .side = NCSPEER_ACCEPTED };
+	const struct ncspeer_frame *f;
+	int64_t			*sent, *ans, *lat;
+	char			 id[64];
+	int			 i, errors = 0, nw = 0;
+
+	sent = calloc((size_t)n, sizeof *sent);
+	ans = calloc((size_t)n, sizeof *ans);
+	lat = calloc((size_t)n, sizeof *lat);
+	if (sent == NULL || ans == NULL || lat == NULL)
+		abort();
+	for (i = 0; i < paced; i++) {
+		p[i].port = port;
+		p[i].idx = i;
+		p[i].n = n;
+		p[i].t0 = now_us() + 20000;
+		p[i].prefix = prefix;
+		p[i].sent = sent;
+		p[i].answered = ans;
+		p[i].errors = 0;
+		if (i > 0)
+			p[i].t0 = p[0].t0;
+		pthread_create(&th[i], NULL, pacer_main, &p[i]);
+	}
+	for (i = 0; i < paced; i++) {
+		pthread_join(th[i], NULL);
+		errors += p[i].errors;
+	}
+	for (i = 0; i < n; i++)
+		lat[i] = ans[i] - sent[i];
+	pcts(lat, n, a50, a99);
+	*w50 = *w99 = -1;
+	if (ncs != NULL) {
+		for (i = 0; i < n; i++) {
+			snprintf(id, sizeof id, "%s%06d", prefix, i);
+			m.obj_id = id;
+			if ((f = ncspeer_wait(ncs, &m, WIRE_WAIT_MS)) == NULL) {
+				errors++;
+				continue;
+			}
+			lat[nw++] = f->t_us - sent[i];
+		}
+		pcts(lat, nw, w50, w99);
+	}
+	free(sent);
+	free(ans);
+	free(lat);
+	return errors;
+}
+
+/* A client of the rate phase: PUTs one after the other until the end. */
+struct hammer {
+	uint16_t	port;
+	int		idx;
+	int64_t		end;
+	const char	*prefix;
+	long		ok;
+	long		errors;
+};
+
+static void *
+hammer_main(void *arg)
+{
+	struct hammer	*h = arg;
+	char		 id[64];
+	int		 fd;
+	long		 i;
+
+	if ((fd = httpc_connect(h->port)) == -1) {
+		h->errors++;
+		return NULL;
+	}
+	for (i = 0; now_us() < h->end; i++) {
+		snprintf(id, sizeof id, "%s%03d-%06ld", h->prefix, h->idx, i);
+		if (put(fd, id) == 202)
+			h->ok++;
+		else
+			h->errors++;
+	}
+	close(fd);
+	return NULL;
+}
+
+/* Answers a second with nclients clients; *errors gets the failures. */
+static double
+rate_run(uint16_t port, const char *prefix, long *errors)
+{
+	struct hammer	h[MAX_CLIENTS];
+	pthread_t	th[MAX_CLIENTS];
+	int64_t		t0 = now_us(), end = t0 + (int64_t)secs * 1000000;
+	long		ok = 0;
+	int		i;
+
+	*errors = 0;
+	for (i = 0; i < nclients; i++) {
+		memset(&h[i], 0, sizeof h[i]);
+		h[i].port = port;
+		h[i].idx = i;
+		h[i].end = end;
+		h[i].prefix = prefix;
+		pthread_create(&th[i], NULL, hammer_main, &h[i]);
+	}
+	for (i = 0; i < nclients; i++) {
+		pthread_join(th[i], NULL);
+		ok += h[i].ok;
+		*errors += h[i].errors;
+	}
+	return ok / ((double)(now_us() - t0) / 1e6);
+}
+
+/* The import: assets a second (0 on failure). */
+static double
+import_run(uint16_t port)
+{
+	struct httpc_resp	 r;
+	char			*body, *req, *p;
+	size_t			 cap = (size_t)nimport * 320 + 1;
+	int64_t			 t0;
+	int			 fd, i, len;
+	double			 s;
+
+	if ((body = malloc(cap)) == NULL)
+		abort();
+	p = body;
+	for (i = 0; i < nimport; i++)
+		p += snprintf(p, cap - (size_t)(p - body), "{\"objID\":"
+		    "\"IMP-%07d\",\"objSlug\":\"Imported clip %d\",\"objDur\":"
+		    "%d,\"objTB\":50,\"description\":\"A clip of the bench\","
+		    "\"objPaths\":{\"objPath\":[{\"@techDescription\":\"H.264\","
+		    "\"#text\":\"http://media/i%d.mp4\"}]}}\n", i, i, 1000 + i,
+		    i);
+	len = asprintf(&req, "POST /v1/assets:import HTTP/1.1\r\nHost: x\r\n"
+	    "Authorization: Bearer " TOK "\r\nContent-Type: "
+	    "application/x-ndjson\r\nContent-Length: %zu\r\n\r\n%s",
+	    strlen(body), body);
+	free(body);
+	if (len < 0 || (fd = httpc_connect(port)) == -1)
+		abort();
+	memset(&r, 0, sizeof r);
+	t0 = now_us();
+	if (httpc_write(fd, req, (size_t)len) != 0 ||
+	    httpc_read(fd, &r, 120000) != 0 || r.status != 200 ||
+	    strstr(r.body, "\"refused\":[]") == NULL) {
+		fprintf(stderr, "bench_api: import: %d %s\n", r.status,
+		    r.body != NULL ? r.body : "");
+		s = 0;
+	} else
+		s = nimport / ((double)(now_us() - t0) / 1e6);
+	close(fd);
+	free(req);
+	httpc_resp_clear(&r);
+	return s;
+}
+
+/* CPU seconds of each thread of the gateway (up to max); how many. */
+static size_t
+thread_cpu(struct gwproc *gp, double *v, size_t max)
+{
+	char			 path[300], buf[1024], *p;
+	unsigned long long	 ut, st;
+	struct dirent		*de;
+	DIR			*d;
+	FILE			*f;
+	size_t			 n = 0, len;
+
+	snprintf(path, sizeof path, "/proc/%d/task", (int)gp->pid);
+	if ((d = opendir(path)) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL && n < max) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof path, "/proc/%d/task/%s/stat",
+		    (int)gp->pid, de->d_name);
+		if ((f = fopen(path, "r")) == NULL)
+			continue;
+		len = fread(buf, 1, sizeof buf - 1, f);
+		fclose(f);
+		buf[len] = '\0';
+		if ((p = strrchr(buf, ')')) != NULL && sscanf(p + 2, "%*c %*d "
+		    "%*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+		    &st) == 2)
+			v[n++] = (double)(ut + st) /
+			    (double)sysconf(_SC_CLK_TCK);
+	}
+	closedir(d);
+	return n;
+}
+
+static int
+env_int(const char *name, int def, int max)
+{
+	const char	*s = getenv(name);
+	int		 v;
+
+	if (s == NULL || (v = atoi(s)) < 1)
+		return def;
+	return v > max ? max : v;
+}
+
+int
+main(void)
+{
+	struct null_server	 ns;
+	struct ncspeer_opts	 po;
+	struct ncspeer		*ncs;
+	struct gwproc_opts	 o;
+	struct gwproc		*gp;
+	double			 na50, na99, a50, a99, w50, w99, nrate, grate;
+	double			 imp, cpu0, cpu1, t0[8], t1[8], tcpu = 0;
+	double			 tmax = 0;
+	size_t			 nt, i;
+	long			 nerr, gerr;
+	int			 e1, e2, n;
+	char			 tokens[128];
+
+	rate = env_int("BENCH_API_RATE", rate, 100000);
+	paced = env_int("BENCH_API_PACED", paced, MAX_CLIENTS);
+	nclients = env_int("BENCH_API_CLIENTS", nclients, MAX_CLIENTS);
+	secs = env_int("BENCH_API_SECS", secs, 60);
+	nimport = env_int("BENCH_API_IMPORT", nimport, 1000000);
+	n = rate * secs;
+	signal(SIGPIPE, SIG_IGN);
+	mos_init();
+
+	/* the ceiling first, alone on the machine */
+	if (null_start(&ns) != 0) {
+		fprintf(stderr, "bench_api: cannot start the evhttp server\n");
+		return 1;
+	}
+	e1 = paced_run(ns.port, NULL, "N-", n, &na50, &na99, &w50, &w99);
+	nrate = rate_run(ns.port, "NR-", &nerr);
+	null_stop(&ns);
+
+	memset(&po, 0, sizeof po);
+	po.mos_id = "mosgw.bench";
+	po.ncs_id = "NCSBENCH";
+	po.enc = MOS_ENC_UTF16BE;
+	if ((ncs = ncspeer_new(&po)) == NULL)
+		return 1;
+	snprintf(tokens, sizeof tokens, "bench write %s\n", TOK);
+	memset(&o, 0, sizeof o);
+	o.mos_id = "mosgw.bench";
+	o.log_level = "info";
+	o.database_extra = "synchronous = full\nhistory = off\n";
+	o.api_tokens = tokens;
+	o.api_extra = "max_connections = 1024\n";
+	o.nncs = 1;
+	o.ncs[0].ncs_id = "NCSBENCH";
+	o.ncs[0].lower_port = ncspeer_port(ncs, NCSPEER_LOWER);
+	o.ncs[0].upper_port = ncspeer_port(ncs, NCSPEER_UPPER);
+	if ((gp = gwproc_new(&o)) == NULL || gwproc_start(gp) != 0 ||
+	    ncspeer_wait_open(ncs, NCSPEER_LOWER, NCSPEER_ACCEPTED, 1,
+	    GWPROC_LINK_MS) != 0) {
+		fprintf(stderr, "bench_api: the gateway did not start\n");
+		return 1;
+	}
+	e2 = paced_run(gp->api_port, ncs, "L-", n, &a50, &a99, &w50, &w99);
+	gwproc_wait_idle(gp, "ncs:n1", WIRE_WAIT_MS);
+	cpu0 = gwproc_cpu(gp);
+	grate = rate_run(gp->api_port, "R-", &gerr);
+	cpu1 = gwproc_cpu(gp);
+	gwproc_wait_idle(gp, "ncs:n1", WIRE_WAIT_MS * 4);
+	/* the import's CPU per thread (the threads' order stays) */
+	nt = thread_cpu(gp, t0, 8);
+	imp = import_run(gp->api_port);
+	if (thread_cpu(gp, t1, 8) == nt)
+		for (i = 0; i < nt; i++) {
+			tcpu += t1[i] - t0[i];
+			if (t1[i] - t0[i] > tmax)
+				tmax = t1[i] - t0[i];
+		}
+
+	printf("api: synchronous=full, history off, one scripted NCS acking "
+	    "every mosObj; ceiling: an evhttp handler that only answers\n");
+	printf("%-44s %14s %14s\n", "", "mosgw", "evhttp null");
+	printf("%-44s %6.2f /%6.2f %6.2f /%6.2f\n", "PUT answer ms p50 / p99 "
+	    "(paced)", a50, a99, na50, na99);
+	printf("%-44s %6.2f /%6.2f %14s\n", "PUT-to-wire ms p50 / p99 (paced)",
+	    w50, w99, "-");
+	printf("%-44s %14.0f %14.0f\n", "PUTs/s, many keep-alive clients",
+	    grate, nrate);
+	printf("%-44s %14.0f %14s\n", "imported assets/s (one NDJSON POST)",
+	    imp, "-");
+	if (tmax > 0)
+		printf("%-44s %7.1f /%6.1f %14s\n", "import CPU us/asset: all / "
+		    "busiest thread", tcpu * 1e6 / nimport, tmax * 1e6 /
+		    nimport, "-");
+	printf("paced: %d PUTs at %d/s over %d connections; rate: %d "
+	    "clients for %d s (mosgw CPU %.2f s); import: %d assets\n", n,
+	    rate, paced, nclients, secs, cpu1 - cpu0, nimport);
+	if (e1 + e2 > 0 || nerr + gerr > 0)
+		printf("errors: paced %d (null) %d (mosgw), rate %ld (null) "
+		    "%ld (mosgw)\n", e1, e2, nerr, gerr);
+	gwproc_free(gp);
+	ncspeer_free(ncs);
+	return 0;
+}
