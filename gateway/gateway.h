@@ -1529,6 +1529,7 @@ struct gw {
 	struct event		*housekeeping;
 	struct event		*flush_ev;
 	struct event		*stop_ev;
+	struct event		*ncs_ev;	/* recording the NCSs again */
 	struct notify		*notify;	/* systemd watchdog */
 	bool			 flush_armed;
 	bool			 flushing;	/* a flush on the thread */

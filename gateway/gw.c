@@ -31,6 +31,7 @@
 #define GW_STOP_MAX_MS		10000
 #define GW_IDLE_MIN_MS		12500
 #define GW_IDLE_QUIET_MS	300000	/* query port, no heartbeats */
+#define GW_NCS_RETRY_MS		200	/* recording the NCS list again */
 #define GW_SUMMARY_SLOTS	1024	/* sources tracked for summaries */
 #define GW_SUMMARY_RATE		(1.0 / 6)	/* per source: 10 a minute */
 #define GW_SUMMARY_BURST	20
@@ -516,6 +517,7 @@ gw_open_db(struct gw *gw, char **cause)
 }
 
 static void	gw_signal_cb(evutil_socket_t, short, void *);
+static void	gw_ncs_cb(evutil_socket_t, short, void *);
 static void	gw_stop_cb(evutil_socket_t, short, void *);
 
 /* Events of the daemon itself: signals and timers. */
@@ -535,8 +537,9 @@ gw_events(struct gw *gw)
 	    gw_housekeeping_cb, gw);
 	gw->flush_ev = evtimer_new(gw->base, gw_flush_cb, gw);
 	gw->stop_ev = event_new(gw->base, -1, EV_PERSIST, gw_stop_cb, gw);
+	gw->ncs_ev = evtimer_new(gw->base, gw_ncs_cb, gw);
 	if (gw->housekeeping == NULL || gw->flush_ev == NULL ||
-	    gw->stop_ev == NULL)
+	    gw->stop_ev == NULL || gw->ncs_ev == NULL)
 		fatalx("event_new failed");
 	event_add(gw->housekeeping, &tv);
 }
@@ -636,6 +639,8 @@ gw_free(struct gw *gw)
 		event_free(gw->flush_ev);
 	if (gw->stop_ev != NULL)
 		event_free(gw->stop_ev);
+	if (gw->ncs_ev != NULL)
+		event_free(gw->ncs_ev);
 	if (gw->dns != NULL)
 		evdns_base_free(gw->dns, 0);
 	if (gw->base != NULL)
@@ -748,6 +753,40 @@ gw_reload_ncs(struct gw *gw, struct gw_config *cfg)
 	}
 }
 
+/*
+ * Record the configured NCSs (enabled flags, an initial sync for a new
+ * one), then let the syncs run. The bookkeeping thread may hold the file
+ * for a while (a large import): then again a little later, until it is
+ * done.
+ */
+static void
+gw_record_ncs(struct gw *gw)
+{
+	struct timeval	tv = gw_tv(GW_NCS_RETRY_MS);
+	int		rc;
+
+	evtimer_del(gw->ncs_ev);
+	if ((rc = gwdb_sync_ncs(gw->db, gw->cfg)) != QUEUE_OK) {
+		log_event_rl(rc == QUEUE_EBUSY ? LL_INFO : LL_ERROR,
+		    "db.error", "sync-ncs", "op=sync-ncs error=%s msg=%s "
+		    "note=retried", log_q(queue_strerror(rc)),
+		    log_q(queue_errmsg(gw->db->q)));
+		evtimer_add(gw->ncs_ev, &tv);
+		return;
+	}
+	isync_kick(gw->isync);
+}
+
+/* The retry timer of gw_record_ncs. */
+static void
+gw_ncs_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	if (!((struct gw *)arg)->stopping)
+		gw_record_ncs(arg);
+}
+
 /* SIGHUP: reload the file; apply it only if it validates. */
 void
 gw_reload(struct gw *gw)
@@ -806,10 +845,7 @@ gw_reload(struct gw *gw)
 		}
 	}
 	gw_reload_ncs(gw, cfg);
-	if (gwdb_sync_ncs(gw->db, cfg) != QUEUE_OK)
-		log_event(LL_ERROR, "db.error", "op=sync-ncs msg=%s",
-		    log_q(gwdb_errmsg(gw->db)));
-	isync_kick(gw->isync);
+	gw_record_ncs(gw);
 	log_event(LL_INFO, "config.reload", "file=%s result=applied ncs=%zu",
 	    log_q(cfg->file), cfg->nncs);
 	config_free(old);
