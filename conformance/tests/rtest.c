@@ -37,9 +37,12 @@ rtest_gateway(const char *gateway_extra)
 	/*
 	 * mosreplay --listen takes these ports once it runs: the links come
 	 * up within a second, and a heartbeat waits long for its answer.
+	 * The recorded exchanges hold no initial sync of CONF-1 (put before
+	 * the first start): none is sent.
 	 */
 	o.ncs[0].extra = "reconnect_min = 1\nreconnect_max = 1\n"
-	    "breaker_threshold = 1000\nack_timeout = 60\n";
+	    "breaker_threshold = 1000\nack_timeout = 60\n"
+	    "initial_sync = none\n";
 	if ((gp = gwproc_new(&o)) == NULL)
 		return NULL;
 	/* the database is made first: mosctl never creates one */
