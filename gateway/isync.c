@@ -92,7 +92,7 @@ static int
 isync_next(struct gwdb *g, const char *after, char ***ids, size_t *n)
 {
 	sqlite3_stmt	*st = gwdb_stmt(g, ST_SYNC_NEXT);
-	int		 rc;
+	int		 rc = SQLITE_DONE;
 
 	*ids = xcalloc(ISYNC_BATCH, sizeof **ids);
 	*n = 0;
