@@ -188,7 +188,7 @@ asset_wake(struct gw *gw)
 {
 	struct ncs	*n;
 
-	TAILQ_FOREACH(n, &gw->ncs, entry)
+	for (n = TAILQ_FIRST(&gw->ncs); n != NULL; n = TAILQ_NEXT(n, entry))
 		publisher_pump(n->pub);
 	gw_flush_now(gw);
 }

@@ -289,7 +289,8 @@ isync_done(void *arg, int rc)
 	} else if (st->more)
 		isync_later(s, queued > 0 ? ISYNC_NEXT_MS : ISYNC_POLL_MS);
 	if (queued > 0) {
-		TAILQ_FOREACH(n, &s->gw->ncs, entry)
+		for (n = TAILQ_FIRST(&s->gw->ncs); n != NULL;
+		    n = TAILQ_NEXT(n, entry))
 			publisher_pump(n->pub);
 	}
 	free(st);
