@@ -2,8 +2,8 @@
  * The HTTP API: evhttp on the daemon's event loop, for the MAM, its
  * workers and scripts. This file holds the server, the limits, Bearer
  * token authentication with roles, routing and the problem+json errors;
- * each resource has its own file (api_assets.c, api_queue.c, api_links.c,
- * api_history.c) with its routes in api_routes[].
+ * each resource has its own file (api_assets.c, api_queue.c, api_jobs.c,
+ * api_links.c, api_history.c) with its routes in api_routes[].
  *
  * Limits are enforced in front of evhttp, by a filter bufferevent under
  * every connection (evhttp_set_bevcb): it sees the raw bytes, finds the end
@@ -94,6 +94,7 @@ struct api {
 	int				 port;		/* bound */
 	SSL_CTX				*tls;		/* NULL: plain HTTP */
 	int64_t				 handshake_ms;
+	struct api_jobs			*jobs;		/* api_jobs.c */
 };
 
 static const char *const role_names[] = { "read", "write", "worker", "admin",
@@ -167,8 +168,8 @@ api_tokens_free(struct api_token *t, size_t n)
 	free(t);
 }
 
-/* Is s a token name: 1..63 of A-Z a-z 0-9 _ . - ? */
-static bool
+/* Is s a name: 1..63 of A-Z a-z 0-9 _ . - ? */
+bool
 api_name_ok(const char *s)
 {
 	size_t	n = strlen(s);
@@ -873,6 +874,12 @@ api_gw(struct api_req *r)
 	return r->api->gw;
 }
 
+struct api_jobs *
+api_jobs_of(struct api_req *r)
+{
+	return r->api->jobs;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Routing */
 
@@ -894,9 +901,19 @@ const struct api_route api_routes[] = {
 	{ "PUT", "/v1/assets/{objID}", API_WRITE, api_asset_put },
 	{ "GET", "/v1/assets/{objID}", API_READ, api_asset_get },
 	{ "DELETE", "/v1/assets/{objID}", API_WRITE, api_asset_delete },
+	{ "POST", "/v1/assets/{objID}/jobs", API_WRITE, api_job_submit },
 	{ "GET", "/v1/queue/stats", API_READ, api_queue_stats },
 	{ "GET", "/v1/links", API_READ, api_links },
 	{ "GET", "/v1/history", API_READ, api_history },
+	{ "GET", "/v1/jobs", API_READ, api_jobs_list },
+	{ "POST", "/v1/jobs/claim", API_WORKER, api_jobs_claim },
+	{ "GET", "/v1/jobs/{id}", API_READ, api_job_get },
+	{ "POST", "/v1/jobs/{id}/heartbeat", API_WORKER, api_job_heartbeat },
+	{ "POST", "/v1/jobs/{id}/complete", API_WORKER, api_job_complete },
+	{ "POST", "/v1/jobs/{id}/fail", API_WORKER, api_job_fail },
+	{ "POST", "/v1/jobs/{id}/requeue", API_ADMIN, api_job_requeue },
+	{ "POST", "/v1/jobs/{id}/cancel", API_ADMIN, api_job_cancel },
+	{ "POST", "/v1/jobs/{id}/rerun", API_ADMIN, api_job_rerun },
 	{ NULL, NULL, API_PUBLIC, NULL },
 };
 
@@ -1133,7 +1150,8 @@ api_new(struct gw *gw, char **cause)
 	api->gw = gw;
 	TAILQ_INIT(&api->conns);
 	if (api_load(api, cfg, cause) != 0 ||
-	    api_load_tls(api, cfg, true, cause) != 0)
+	    api_load_tls(api, cfg, true, cause) != 0 ||
+	    (api->jobs = api_jobs_new(gw, cause)) == NULL)
 		goto fail;
 	api->max_header = cfg->api_max_header;
 	api->max_body = cfg->api_max_body;
@@ -1182,7 +1200,10 @@ fail:
 void
 api_stop(struct api *api)
 {
-	if (api == NULL || api->sock == NULL)
+	if (api == NULL)
+		return;
+	api_jobs_stop(api->jobs);
+	if (api->sock == NULL)
 		return;
 	evhttp_del_accept_socket(api->http, api->sock);
 	api->sock = NULL;
@@ -1193,6 +1214,7 @@ api_free(struct api *api)
 {
 	if (api == NULL)
 		return;
+	api_jobs_free(api->jobs);
 	if (api->http != NULL)
 		evhttp_free(api->http);
 	api_tokens_free(api->tokens, api->ntokens);

@@ -36,7 +36,6 @@ struct asset_task {
 	char			*by;
 	int			 if_match;	/* -1 = none */
 	int			 cur_rev;	/* the row's, for a 412 */
-	int			 rev;
 	char			*err;
 	json_t			*out;		/* the answer's body */
 	char			*after;		/* list */
@@ -99,50 +98,62 @@ asset_db_failed(int rc)
 }
 
 /*
+ * Inside the caller's transaction: put a (a->obj_id NULL: delete obj_id,
+ * by whom) if the asset's objRev is if_match (-1: any), and list its new
+ * delivery jobs. *cur_rev gets the objRev it had (0: none or deleted);
+ * QUEUE_ESTATE when it is not if_match. *out: {"objID","objRev","jobs"}.
+ */
+int
+api_asset_apply(struct gwdb *g, const char *obj_id,
+    const struct catalog_asset *a, const char *by, int if_match,
+    int *cur_rev, struct json_t **out, char **err)
+{
+	struct catalog_asset	 cur;
+	json_t			*jobs;
+	int			 rc, rev;
+
+	*cur_rev = 0;
+	rc = catalog_get(g, obj_id, &cur);
+	if (rc == QUEUE_OK) {
+		*cur_rev = cur.deleted ? 0 : cur.rev;
+		catalog_asset_clear(&cur);
+	} else if (rc != QUEUE_ENOTFOUND)
+		return rc;
+	if (if_match >= 0 && if_match != *cur_rev)
+		return QUEUE_ESTATE;
+	if (a->obj_id != NULL)
+		rc = catalog_store(g, a, &rev, NULL, err);
+	else
+		rc = catalog_delete(g, obj_id, by, &rev, NULL, err);
+	if (rc != QUEUE_OK)
+		return rc;
+	jobs = json_array();
+	if ((rc = asset_jobs(g, obj_id, jobs)) != QUEUE_OK) {
+		json_decref(jobs);
+		return rc;
+	}
+	*out = json_pack("{s:s, s:i, s:o}", "objID", obj_id, "objRev", rev,
+	    "jobs", jobs);
+	return QUEUE_OK;
+}
+
+/*
  * One put or delete, with If-Match, in a savepoint of the batch's
  * transaction: a change refused (412, 404, 422) is undone alone.
  */
 static int
 asset_change_one(struct gwdb *g, struct asset_task *t)
 {
-	struct catalog_asset	 cur;
-	json_t			*jobs;
 	int			 rc;
 
 	if ((rc = queue_tx_begin(g->q)) != QUEUE_OK)
 		return rc;
-	t->cur_rev = 0;
-	rc = catalog_get(g, t->obj_id, &cur);
-	if (rc == QUEUE_OK) {
-		t->cur_rev = cur.deleted ? 0 : cur.rev;
-		catalog_asset_clear(&cur);
-	} else if (rc != QUEUE_ENOTFOUND)
-		goto fail;
-	if (t->if_match >= 0 && t->if_match != t->cur_rev) {
-		rc = QUEUE_ESTATE;
-		goto fail;
-	}
-	if (t->a.obj_id != NULL)
-		rc = catalog_store(g, &t->a, &t->rev, NULL, &t->err);
+	rc = api_asset_apply(g, t->obj_id, &t->a, t->by, t->if_match,
+	    &t->cur_rev, &t->out, &t->err);
+	if (rc == QUEUE_OK)
+		rc = queue_tx_commit(g->q);
 	else
-		rc = catalog_delete(g, t->obj_id, t->by, &t->rev, NULL,
-		    &t->err);
-	if (rc != QUEUE_OK)
-		goto fail;
-	jobs = json_array();
-	if ((rc = asset_jobs(g, t->obj_id, jobs)) != QUEUE_OK) {
-		json_decref(jobs);
-		goto fail;
-	}
-	if ((rc = queue_tx_commit(g->q)) != QUEUE_OK) {
-		json_decref(jobs);
-		return rc;
-	}
-	t->out = json_pack("{s:s, s:i, s:o}", "objID", t->obj_id, "objRev",
-	    t->rev, "jobs", jobs);
-	return QUEUE_OK;
-fail:
-	queue_tx_rollback(g->q);
+		queue_tx_rollback(g->q);
 	return rc;
 }
 
@@ -183,8 +194,8 @@ asset_change_batch(struct gwdb *g, void **args, int *rcs, size_t n)
 }
 
 /* New deliveries are queued: the publishers claim them now. */
-static void
-asset_wake(struct gw *gw)
+void
+api_asset_wake(struct gw *gw)
 {
 	struct ncs	*n;
 
@@ -200,7 +211,7 @@ asset_change_done(void *arg, int rc)
 	struct asset_task	*t = arg;
 
 	if (rc == QUEUE_OK) {
-		asset_wake(t->gw);
+		api_asset_wake(t->gw);
 		api_reply_json(t->r, 202, t->out);
 		t->out = NULL;
 	} else if (rc == QUEUE_ESTATE)
@@ -309,8 +320,8 @@ asset_field(const char *err, char *field, size_t len)
  * A body (the fields of a PUT) as a catalog asset: 0, or -1 with *detail
  * (malloc'd) and the field it is about in field ("" if none).
  */
-static int
-asset_read(json_t *body, const char *obj_id, const char *who,
+int
+api_asset_read(struct json_t *body, const char *obj_id, const char *who,
     struct catalog_asset *a, char *field, size_t flen, char **detail)
 {
 	struct mos_msg	*m;
@@ -365,7 +376,7 @@ asset_parse(struct api_req *r, json_t *body, const char *obj_id,
 {
 	char	 field[128], *detail = NULL;
 
-	if (asset_read(body, obj_id, r->who, a, field, sizeof field,
+	if (api_asset_read(body, obj_id, r->who, a, field, sizeof field,
 	    &detail) == 0)
 		return 0;
 	api_problem(r, 422, "invalid-asset", "Invalid asset",
@@ -747,7 +758,7 @@ static void
 import_finish(struct import_task *t)
 {
 	if (t->accepted > 0)
-		asset_wake(t->gw);
+		api_asset_wake(t->gw);
 	if (t->rc == QUEUE_OK)
 		api_reply_json(t->r, 200, json_pack("{s:I, s:O}", "accepted",
 		    (json_int_t)t->accepted, "refused", t->refused));
@@ -784,7 +795,7 @@ import_chunk_done(void *arg, int rc)
 		t->accepted += c->accepted;
 		json_array_extend(t->refused, c->refused);
 		if (c->accepted > 0)
-			asset_wake(t->gw);
+			api_asset_wake(t->gw);
 	} else if (t->rc == QUEUE_OK)
 		t->rc = rc;
 	import_chunk_free(c);
@@ -831,7 +842,7 @@ import_line(struct import_task *t, const char *s, size_t len, size_t line)
 	}
 	obj_id = xstrdup(json_string_value(id));
 	json_object_del(o, "objID");
-	if (asset_read(o, obj_id, t->r->who, &a, field, sizeof field,
+	if (api_asset_read(o, obj_id, t->r->who, &a, field, sizeof field,
 	    &detail) != 0) {
 		import_refuse(t->refused, line, "%s", detail);
 		free(detail);

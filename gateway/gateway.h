@@ -1473,6 +1473,9 @@ void		 api_problem_db(struct api_req *, int rc, const char *err);
 struct json_t	*api_body_json(struct api_req *);
 const char	*api_query(struct api_req *, const char *key);
 struct gw	*api_gw(struct api_req *);
+struct api_jobs	*api_jobs_of(struct api_req *);
+/* Is s a name: 1 to 63 of A-Z a-z 0-9 _ . - (tokens, job kinds, workers)? */
+bool		 api_name_ok(const char *);
 
 /* api_assets.c: /v1/assets */
 void	 api_assets_list(struct api_req *);
@@ -1480,6 +1483,26 @@ void	 api_asset_put(struct api_req *);
 void	 api_asset_get(struct api_req *);
 void	 api_asset_delete(struct api_req *);
 void	 api_assets_import(struct api_req *);	/* NDJSON */
+
+/*
+ * The fields of a PUT body as a catalog asset (the body is read by the
+ * codec as a mosObj body): 0, or -1 with *detail (malloc'd) and the field
+ * it is about in field ("" if none).
+ */
+int	 api_asset_read(struct json_t *body, const char *obj_id,
+	    const char *who, struct catalog_asset *, char *field, size_t flen,
+	    char **detail);
+/*
+ * Inside the caller's transaction: put the asset (obj_id NULL in it:
+ * delete obj_id, by whom) if its objRev is if_match (-1: any) and list
+ * the delivery jobs: *out = {"objID","objRev","jobs"}. *cur_rev gets the
+ * objRev it had; QUEUE_ESTATE when that is not if_match.
+ */
+int	 api_asset_apply(struct gwdb *, const char *obj_id,
+	    const struct catalog_asset *, const char *by, int if_match,
+	    int *cur_rev, struct json_t **out, char **err);
+/* New deliveries were committed: the publishers claim them now. */
+void	 api_asset_wake(struct gw *);
 
 /* api_queue.c: /v1/queue */
 void	 api_queue_stats(struct api_req *);
@@ -1498,6 +1521,26 @@ void	 api_links(struct api_req *);
 
 /* api_history.c: /v1/history, JSON pages or a streamed capture download */
 void	 api_history(struct api_req *);
+
+/*
+ * api_jobs.c: jobs for the MAM's workers (lane "mam"): submit, claim with
+ * long-polling, lease tokens (HMAC under a key kept in gw_meta), settle,
+ * read, requeue, cancel, rerun.
+ */
+struct api_jobs;
+struct api_jobs	*api_jobs_new(struct gw *, char **cause);
+void		 api_jobs_stop(struct api_jobs *);	/* answer parked claims */
+void		 api_jobs_free(struct api_jobs *);
+void	 api_job_submit(struct api_req *);	/* POST /v1/assets/{objID}/jobs */
+void	 api_jobs_claim(struct api_req *);
+void	 api_jobs_list(struct api_req *);
+void	 api_job_get(struct api_req *);
+void	 api_job_heartbeat(struct api_req *);
+void	 api_job_complete(struct api_req *);
+void	 api_job_fail(struct api_req *);
+void	 api_job_requeue(struct api_req *);
+void	 api_job_cancel(struct api_req *);
+void	 api_job_rerun(struct api_req *);
 
 /* ------------------------------------------------------------------------ */
 /* gw.c: the daemon. */

@@ -168,25 +168,29 @@ queue_enqueue(struct queue *q, const struct queue_enqueue_req *r, int64_t *idp)
 	return rc;
 }
 
-/* Claim up to k jobs with priority lo..hi into jobs[*got...]. */
+/*
+ * Claim up to k jobs with priority lo..hi into jobs[*got...]; kinds (NULL =
+ * any) as ST_CLAIM_KINDS wants them.
+ */
 static int
-queue_claim_range(struct queue *q, const char *lane, const char *worker,
-    int64_t lease_ms, int64_t now, int lo, int hi, size_t k,
-    struct queue_job *jobs, size_t *got)
+queue_claim_range(struct queue *q, const char *lane, const char *kinds,
+    const char *worker, int64_t lease_ms, int64_t now, int lo, int hi,
+    size_t k, struct queue_job *jobs, size_t *got)
 {
-	enum queue_st		 st = lane != NULL ? ST_CLAIM_LANE : ST_CLAIM_ANY;
+	enum queue_st		 st = kinds != NULL ? ST_CLAIM_KINDS :
+	    lane != NULL ? ST_CLAIM_LANE : ST_CLAIM_ANY;
 	struct queue_arg	 a[] = { QUEUE_TEXT(worker), QUEUE_INT(now),
 	    QUEUE_INT(lease_ms), QUEUE_TEXT(lane), QUEUE_INT(lo), QUEUE_INT(hi),
-	    QUEUE_INT((int64_t)k) };
+	    QUEUE_INT((int64_t)k), QUEUE_TEXT(kinds) };
 	sqlite3_stmt		*s;
 	size_t			 first = *got, end = *got + k;
 	int			 rc, logged;
 
-	if ((rc = queue_sql_log(q, st, a, 7, &logged)) != QUEUE_OK)
+	if ((rc = queue_sql_log(q, st, a, 8, &logged)) != QUEUE_OK)
 		return rc;
 	if ((s = queue_sql(q, st)) == NULL)
 		return QUEUE_EIO;
-	queue_sql_bind(s, a, 7);
+	queue_sql_bind(s, a, 8);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		if (*got == end || queue_sql_job_read(s, &jobs[*got]) !=
 		    QUEUE_OK) {
@@ -239,29 +243,29 @@ queue_lane_limit(struct queue *q, const char *lane)
  * only while fewer than max_running - reserved run.
  */
 static int
-queue_claim_limited(struct queue *q, const char *lane, const char *worker,
-    int64_t lease_ms, int64_t now, struct queue_job *jobs, size_t max,
-    size_t *n)
+queue_claim_limited(struct queue *q, const char *lane, const char *kinds,
+    const char *worker, int64_t lease_ms, int64_t now, struct queue_job *jobs,
+    size_t max, size_t *n)
 {
 	const struct queue_lane_limit	*l = queue_lane_limit(q, lane);
 	int64_t				 running = 0, room;
 	int				 rc;
 
 	if (l == NULL)
-		return queue_claim_range(q, lane, worker, lease_ms, now,
-		    QUEUE_PRIO_URGENT, QUEUE_PRIO_LOW, max, jobs, n);
+		return queue_claim_range(q, lane, kinds, worker, lease_ms,
+		    now, QUEUE_PRIO_URGENT, QUEUE_PRIO_LOW, max, jobs, n);
 	if ((rc = queue_running(q, lane, &running)) != QUEUE_OK)
 		return rc;
 	if ((room = l->max_running - running) <= 0)
 		return QUEUE_OK;
-	rc = queue_claim_range(q, lane, worker, lease_ms, now,
+	rc = queue_claim_range(q, lane, kinds, worker, lease_ms, now,
 	    QUEUE_PRIO_URGENT, l->urgent_prio, (size_t)room < max ?
 	    (size_t)room : max, jobs, n);
 	room = l->max_running - l->reserved - running - (int64_t)*n;
 	if (rc != QUEUE_OK || room <= 0 || *n == max ||
 	    l->urgent_prio == QUEUE_PRIO_LOW)
 		return rc;
-	return queue_claim_range(q, lane, worker, lease_ms, now,
+	return queue_claim_range(q, lane, kinds, worker, lease_ms, now,
 	    l->urgent_prio + 1, QUEUE_PRIO_LOW, (size_t)room < max - *n ?
 	    (size_t)room : max - *n, jobs, n);
 }
@@ -279,10 +283,11 @@ queue_job_cmp(const void *a, const void *b)
 	return (x->id > y->id) - (x->id < y->id);
 }
 
-/* Claim up to max due jobs of a lane (NULL = any) as worker. */
-int
-queue_claim(struct queue *q, const char *lane, const char *worker,
-    int64_t lease_ms, struct queue_job *jobs, size_t max, size_t *n)
+/* Claim up to max due jobs of a lane (NULL = any), of some kinds, as worker. */
+static int
+queue_claim_of(struct queue *q, const char *lane, const char *kinds,
+    const char *worker, int64_t lease_ms, struct queue_job *jobs, size_t max,
+    size_t *n)
 {
 	size_t	i;
 	int	rc;
@@ -296,8 +301,8 @@ queue_claim(struct queue *q, const char *lane, const char *worker,
 		max = INT_MAX;
 	if ((rc = queue_tx_enter(q)) != QUEUE_OK)
 		return rc;
-	rc = queue_claim_limited(q, lane, worker, lease_ms, queue_now(q), jobs,
-	    max, n);
+	rc = queue_claim_limited(q, lane, kinds, worker, lease_ms, queue_now(q),
+	    jobs, max, n);
 	if ((rc = queue_tx_leave(q, rc)) < 0) {
 		for (i = 0; i < *n; i++)
 			queue_job_clear(&jobs[i]);
@@ -306,6 +311,48 @@ queue_claim(struct queue *q, const char *lane, const char *worker,
 	}
 	qsort(jobs, *n, sizeof *jobs, queue_job_cmp);
 	return QUEUE_OK;
+}
+
+int
+queue_claim(struct queue *q, const char *lane, const char *worker,
+    int64_t lease_ms, struct queue_job *jobs, size_t max, size_t *n)
+{
+	return queue_claim_of(q, lane, NULL, worker, lease_ms, jobs, max, n);
+}
+
+/* As queue_claim, only jobs of a lane whose kind is one of kinds[]. */
+int
+queue_claim_kinds(struct queue *q, const char *lane,
+    const char *const *kinds, size_t nkinds, const char *worker,
+    int64_t lease_ms, struct queue_job *jobs, size_t max, size_t *n)
+{
+	char	*set, *p;
+	size_t	 i, len = 2;
+	int	 rc;
+
+	*n = 0;
+	for (i = 0; i < nkinds; i++) {
+		if (kinds[i] == NULL || *kinds[i] == '\0' ||
+		    strchr(kinds[i], QUEUE_KINDS_SEP) != NULL)
+			return queue_errx(q, QUEUE_EINVAL, "a kind to claim is "
+			    "empty or holds byte 0x1f");
+		len += strlen(kinds[i]) + 1;
+	}
+	if (lane == NULL || nkinds == 0)
+		return queue_errx(q, QUEUE_EINVAL, "a claim by kind needs a "
+		    "lane and at least one kind");
+	if ((set = p = malloc(len)) == NULL)
+		return queue_errx(q, QUEUE_EIO, "out of memory");
+	*p++ = QUEUE_KINDS_SEP;
+	for (i = 0; i < nkinds; i++) {
+		memcpy(p, kinds[i], strlen(kinds[i]));
+		p += strlen(kinds[i]);
+		*p++ = QUEUE_KINDS_SEP;
+	}
+	*p = '\0';
+	rc = queue_claim_of(q, lane, set, worker, lease_ms, jobs, max, n);
+	free(set);
+	return rc;
 }
 
 /*

@@ -215,6 +215,14 @@ int	 queue_enqueue(struct queue *, const struct queue_enqueue_req *, int64_t *id
  */
 int	 queue_claim(struct queue *, const char *lane, const char *worker,
 	    int64_t lease_ms, struct queue_job *jobs, size_t max, size_t *n);
+/*
+ * As queue_claim, only jobs of that lane (not NULL) whose kind is one of
+ * kinds[0..nkinds-1] (names without byte 0x1f); lane limits apply.
+ */
+#define QUEUE_KINDS_SEP	'\x1f'
+int	 queue_claim_kinds(struct queue *, const char *lane,
+	    const char *const *kinds, size_t nkinds, const char *worker,
+	    int64_t lease_ms, struct queue_job *jobs, size_t max, size_t *n);
 int	 queue_heartbeat(struct queue *, int64_t id, int64_t lease_gen,
 	    int64_t lease_ms);
 int	 queue_complete(struct queue *, int64_t id, int64_t lease_gen);

@@ -26,6 +26,8 @@
 	"(SELECT id FROM jobs INDEXED BY jobs_due WHERE state = 0 AND " \
 	"blocked = 0" lane " AND priority BETWEEN ?5 AND ?6 AND " \
 	"run_after <= ?2 ORDER BY priority, run_after, id LIMIT ?7)"
+#define KINDS_IN \
+	" AND lane = ?4 AND instr(?8, char(31) || kind || char(31)) > 0"
 #define CLAIM_SET \
 	"UPDATE jobs SET state = 1, attempts = attempts + 1, " \
 	"lease_gen = lease_gen + 1, worker = ?1, lease_until = ?2 + " \
@@ -116,6 +118,10 @@ static const char *queue_sql_text[ST_COUNT] = {
 	[ST_EV_CLAIM_ANY] = EV_INSERT "SELECT id, ?2, 0, 1, attempts + 1, ?1, "
 	    "NULL FROM jobs WHERE id IN " DUE(""),
 	[ST_CLAIM_ANY] = CLAIM_SET DUE("") " RETURNING " QUEUE_JOB_COLS,
+	/* Of a lane, only some kinds: ?8 "\x1fa\x1fb\x1f" (char(31) around each). */
+	[ST_EV_CLAIM_KINDS] = EV_INSERT "SELECT id, ?2, 0, 1, attempts + 1, "
+	    "?1, NULL FROM jobs WHERE id IN " DUE(KINDS_IN),
+	[ST_CLAIM_KINDS] = CLAIM_SET DUE(KINDS_IN) " RETURNING " QUEUE_JOB_COLS,
 	[ST_RUNNING_COUNT] = "SELECT count(*) FROM jobs INDEXED BY jobs_running "
 	    "WHERE state = 1 AND lane = ?1",
 
@@ -215,6 +221,7 @@ static const char *queue_sql_text[ST_COUNT] = {
 static const enum queue_st queue_sql_twin[ST_COUNT] = {
 	[ST_CLAIM_LANE] = ST_EV_CLAIM_LANE,
 	[ST_CLAIM_ANY] = ST_EV_CLAIM_ANY,
+	[ST_CLAIM_KINDS] = ST_EV_CLAIM_KINDS,
 	[ST_COMPLETE16] = ST_EV_COMPLETE16,
 	[ST_RELEASE_DEPS16] = ST_EV_RELEASE_DEPS16,
 	[ST_COALESCE] = ST_EV_COALESCE,

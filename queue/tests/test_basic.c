@@ -186,6 +186,46 @@ test_release(void **state)
 	queue_job_clear(&j);
 }
 
+/* A claim by kind takes only those kinds of the lane, in claim order. */
+static void
+test_claim_kinds(void **state)
+{
+	struct qtest		*t = *state;
+	struct queue_job	 j[4];
+	const char		*ab[] = { "a", "b" }, *bad[] = { "x\x1fy" };
+	const char		*prefix[] = { "tran" };
+	int64_t			 a, b, c, other;
+	size_t			 n, i;
+
+	a = qtest_put(t->q, "mam", "a", 5);
+	b = qtest_put(t->q, "mam", "b", 2);
+	c = qtest_put(t->q, "mam", "transcode", 5);
+	other = qtest_put(t->q, "elsewhere", "a", 5);
+	assert_int_equal(queue_claim_kinds(t->q, "mam", prefix, 1, "w", 0, j,
+	    4, &n), QUEUE_OK);
+	assert_int_equal(n, 0);		/* whole names only */
+	assert_int_equal(queue_claim_kinds(t->q, "mam", ab, 2, "w", 0, j, 4,
+	    &n), QUEUE_OK);
+	assert_int_equal(n, 2);
+	assert_int_equal(j[0].id, b);	/* priority first */
+	assert_int_equal(j[1].id, a);
+	assert_int_equal(j[0].attempts, 1);
+	assert_int_equal(qtest_events(t->q, a, QUEUE_RUNNING), 1);
+	for (i = 0; i < n; i++)
+		queue_job_clear(&j[i]);
+	assert_int_equal(qtest_state(t->q, c), QUEUE_QUEUED);
+	assert_int_equal(qtest_state(t->q, other), QUEUE_QUEUED);
+	assert_int_equal(queue_claim_kinds(t->q, "mam", ab, 2, "w", 0, j, 4,
+	    &n), QUEUE_OK);
+	assert_int_equal(n, 0);
+	assert_int_equal(queue_claim_kinds(t->q, "mam", bad, 1, "w", 0, j, 4,
+	    &n), QUEUE_EINVAL);
+	assert_int_equal(queue_claim_kinds(t->q, NULL, ab, 2, "w", 0, j, 4,
+	    &n), QUEUE_EINVAL);
+	assert_int_equal(queue_claim_kinds(t->q, "mam", ab, 0, "w", 0, j, 4,
+	    &n), QUEUE_EINVAL);
+}
+
 /* A caller's rows and its jobs commit or roll back together. */
 static void
 test_caller_tx(void **state)
@@ -352,6 +392,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_fencing,
 		    qtest_setup, qtest_teardown),
 		cmocka_unit_test_setup_teardown(test_release,
+		    qtest_setup, qtest_teardown),
+		cmocka_unit_test_setup_teardown(test_claim_kinds,
 		    qtest_setup, qtest_teardown),
 		cmocka_unit_test_setup_teardown(test_caller_tx,
 		    qtest_setup, qtest_teardown),
