@@ -874,6 +874,26 @@ api_gw(struct api_req *r)
 	return r->api->gw;
 }
 
+/*
+ * Has the client closed its connection? evhttp does not read while a
+ * request is being answered, so look at the socket itself: end of file or
+ * an error (data the client sent meanwhile counts as alive).
+ */
+bool
+api_client_gone(struct api_req *r)
+{
+	struct api_conn	*c;
+	ssize_t		 n;
+	char		 b;
+
+	if (evhttp_request_get_connection(r->req) == NULL ||
+	    (c = api_conn_of(r->api, r->req)) == NULL || c->state == AC_DEAD)
+		return true;
+	n = recv(bufferevent_getfd(c->under), &b, 1, MSG_PEEK | MSG_DONTWAIT);
+	return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
+	    errno != EINTR);
+}
+
 struct api_jobs *
 api_jobs_of(struct api_req *r)
 {

@@ -531,6 +531,7 @@ job_submit_run(struct gwdb *g, void *arg)
 	struct job_task			*t = arg;
 	struct queue_enqueue_req	 req;
 	struct queue_job		 p;
+	json_t				*full;
 	char				*key = NULL;
 	void				*v;
 	size_t				 len;
@@ -568,11 +569,13 @@ job_submit_run(struct gwdb *g, void *arg)
 			rc = t->conflict ? QUEUE_EXISTS : QUEUE_OK;
 		t->status = 200;
 		queue_tx_rollback(g->q);
-		if (rc == QUEUE_OK && (rc = job_out(g, t)) == QUEUE_OK)
+		if (rc == QUEUE_OK && (rc = job_out(g, t)) == QUEUE_OK) {
+			full = t->out;
 			t->out = json_pack("{s:I, s:s}", "jobId",
 			    (json_int_t)t->id, "status",
-			    json_string_value(json_object_get(t->out,
-			    "state")));
+			    json_string_value(json_object_get(full, "state")));
+			json_decref(full);
+		}
 		goto out;
 	}
 	if (rc == QUEUE_OK && t->after != 0 &&
@@ -780,13 +783,6 @@ job_claim_answer(struct job_task *t, int rc)
 	job_task_free(t);
 }
 
-/* The client of a parked claim went away. */
-static bool
-job_client_gone(struct job_task *t)
-{
-	return evhttp_request_get_connection(t->r->req) == NULL;
-}
-
 static void job_claim_done(void *, int);
 
 /* Claim again (parked: the timer or a wake-up). */
@@ -798,7 +794,7 @@ job_claim_again(struct job_task *t)
 	if (t->busy)
 		return;
 	evtimer_del(t->timer);
-	if (job_client_gone(t) || t->aj->stopped) {
+	if (api_client_gone(t->r) || t->aj->stopped) {
 		json_decref(t->out);
 		t->out = json_pack("{s:[]}", "jobs");
 		job_claim_answer(t, QUEUE_OK);
@@ -827,7 +823,7 @@ job_claim_done(void *arg, int rc)
 	t->busy = false;
 	if (rc != QUEUE_OK || json_array_size(json_object_get(t->out,
 	    "jobs")) > 0 || left <= 0 || t->aj->stopped ||
-	    job_client_gone(t)) {
+	    api_client_gone(t->r)) {
 		job_claim_answer(t, rc);
 		return;
 	}
@@ -843,6 +839,8 @@ job_claim_done(void *arg, int rc)
 		TAILQ_INSERT_TAIL(&t->aj->waiting, t, entry);
 		t->aj->nwaiting++;
 		t->waiting = true;
+		log_event(LL_DEBUG, "job.claim.wait", "worker=%s waiting=%zu",
+		    log_q(t->worker), t->aj->nwaiting);
 	}
 	if (left > JOBS_RETRY_MS)
 		left = JOBS_RETRY_MS;

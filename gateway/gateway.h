@@ -1474,6 +1474,8 @@ struct json_t	*api_body_json(struct api_req *);
 const char	*api_query(struct api_req *, const char *key);
 struct gw	*api_gw(struct api_req *);
 struct api_jobs	*api_jobs_of(struct api_req *);
+/* Has the client of a request (kept waiting) closed its connection? */
+bool		 api_client_gone(struct api_req *);
 /* Is s a name: 1 to 63 of A-Z a-z 0-9 _ . - (tokens, job kinds, workers)? */
 bool		 api_name_ok(const char *);
 

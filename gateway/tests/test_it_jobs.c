@@ -549,9 +549,10 @@ test_fail_and_claim_input(void **state)
 }
 
 struct poller {
-	void	**state;
-	int	  status;
-	json_t	 *out;
+	void		**state;
+	const char	 *body;		/* NULL: a long claim of "render" */
+	int		  status;
+	json_t		 *out;
 };
 
 static void *
@@ -561,8 +562,8 @@ poller_main(void *arg)
 	struct httpc_resp	 r;
 
 	if (httpc_once(port_of(p->state), "POST", "/v1/jobs/claim",
-	    TOK_WORKER, NULL, "{\"kinds\":[\"render\"],\"worker\":\"lp\","
-	    "\"wait_s\":40}", &r) != 0)
+	    TOK_WORKER, NULL, p->body != NULL ? p->body : "{\"kinds\":"
+	    "[\"render\"],\"worker\":\"lp\",\"wait_s\":40}", &r) != 0)
 		return NULL;
 	p->status = r.status;
 	p->out = json_loads(r.body, 0, NULL);
@@ -600,6 +601,86 @@ test_long_poll(void **state)
 	assert_string_equal(str_of(j, "objID"), "CLIP-5");
 	json_decref(p.out);
 	check_state(state, id, "RUNNING");
+
+	/* a stop answers a waiting claim at once, with no jobs */
+	memset(&p, 0, sizeof p);
+	p.state = state;
+	assert_int_equal(pthread_create(&th, NULL, poller_main, &p), 0);
+	usleep(500000);
+	assert_int_equal(gwproc_stop(((struct gwrig *)*state)->gw), 0);
+	pthread_join(th, NULL);
+	assert_int_equal(p.status, 200);
+	assert_int_equal(json_array_size(json_object_get(p.out, "jobs")), 0);
+	json_decref(p.out);
+}
+
+/* At most 64 claims wait at once; the next one is told to come back. */
+static void
+test_long_poll_bound(void **state)
+{
+	struct gwrig	*rig = *state;
+	struct poller	 p[64];
+	pthread_t	 th[64];
+	size_t		 i;
+
+	for (i = 0; i < 64; i++) {
+		memset(&p[i], 0, sizeof p[i]);
+		p[i].state = state;
+		p[i].body = "{\"kinds\":[\"idle\"],\"worker\":\"many\","
+		    "\"wait_s\":60}";
+		assert_int_equal(pthread_create(&th[i], NULL, poller_main,
+		    &p[i]), 0);
+	}
+	if (gwproc_log_wait(rig->gw, 0, WAIT_MS, "job.claim.wait",
+	    "waiting=64", NULL) < 0) {
+		gwrig_dump(rig, "64 claims do not wait", __FILE__, __LINE__);
+		fail_msg("64 claims do not wait");
+	}
+	refused(state, 503, "too-many-claims", "wait_s", "POST",
+	    "/v1/jobs/claim", TOK_WORKER, NULL, "{\"kinds\":[\"idle\"],"
+	    "\"worker\":\"one-more\",\"wait_s\":5}");
+	/* one that need not wait is answered */
+	json_decref(claim(state, "{\"kinds\":[\"idle\"],\"worker\":\"w\"}"));
+	assert_int_equal(gwproc_stop(rig->gw), 0);
+	for (i = 0; i < 64; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(p[i].status, 200);
+		assert_int_equal(json_array_size(json_object_get(p[i].out,
+		    "jobs")), 0);
+		json_decref(p[i].out);
+	}
+}
+
+/*
+ * A waiting claim whose client goes away claims nothing for it: a job
+ * submitted afterwards stays QUEUED for the next worker.
+ */
+static void
+test_long_poll_gone(void **state)
+{
+	const char	*body = "{\"kinds\":[\"gone\"],\"worker\":\"dead\","
+	    "\"wait_s\":20}";
+	char		 req[512];
+	json_t		*a;
+	int64_t		 id;
+	int		 fd;
+
+	snprintf(req, sizeof req, "POST /v1/jobs/claim HTTP/1.1\r\nHost: x\r\n"
+	    "Authorization: Bearer " TOK_WORKER "\r\nContent-Type: "
+	    "application/json\r\nContent-Length: %zu\r\n\r\n%s",
+	    strlen(body), body);
+	fd = httpc_connect(port_of(state));
+	assert_true(fd >= 0);
+	assert_int_equal(httpc_write(fd, req, strlen(req)), 0);
+	usleep(300000);
+	close(fd);
+	usleep(300000);
+	id = submit(state, "CLIP-10", "{\"kind\":\"gone\"}");
+	usleep(1500000);	/* past the parked claim's next try */
+	check_state(state, id, "QUEUED");
+	a = claim1(state, "gone", "alive", 60, 0, id);
+	assert_int_equal(int_of(a, "attempt"), 1);
+	json_decref(a);
 }
 
 /*
@@ -810,6 +891,10 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_fail_and_claim_input,
 		    setup, itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_long_poll, setup,
+		    itutil_teardown),
+		cmocka_unit_test_setup_teardown(test_long_poll_bound, setup,
+		    itutil_teardown),
+		cmocka_unit_test_setup_teardown(test_long_poll_gone, setup,
 		    itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_complete_asset, setup,
 		    itutil_teardown),
