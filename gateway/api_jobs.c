@@ -382,6 +382,10 @@ job_answer(struct job_task *t, int rc)
 		api_problem(r, 409, "idempotency-conflict", "Idempotency-Key "
 		    "reused", "Idempotency-Key", "the key '%s' was used for "
 		    "job %lld with another request", t->idem, (long long)t->id);
+	else if (rc == QUEUE_EINVAL && t->field != NULL &&
+	    strncmp(t->field, "asset", 5) == 0)
+		api_problem(r, 422, "invalid-asset", "Invalid asset", t->field,
+		    "%s", t->err != NULL ? t->err : "invalid");
 	else if (rc == QUEUE_EINVAL || (rc == QUEUE_ENOTFOUND &&
 	    t->field != NULL))
 		api_problem(r, 422, "invalid-job", "Invalid job", t->field,
