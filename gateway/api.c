@@ -468,17 +468,23 @@ api_conn_input(struct evbuffer *src, struct evbuffer *dst, ev_ssize_t lim,
 	}
 }
 
-/* The filter is freed with its connection. */
+/*
+ * The filter is freed with its connection: by evhttp, or later by libevent
+ * (a connection that was just answered is finalized by the loop), then
+ * after api_free has let go of it (api NULL).
+ */
 static void
 api_conn_free(void *arg)
 {
 	struct api_conn	*c = arg;
 
-	if (c->counted)
-		c->api->nconn--;
+	if (c->api != NULL) {
+		if (c->counted)
+			c->api->nconn--;
+		TAILQ_REMOVE(&c->api->conns, c, entry);
+	}
 	evbuffer_remove_cb(bufferevent_get_output(c->under), api_conn_flushed,
 	    c);
-	TAILQ_REMOVE(&c->api->conns, c, entry);
 	event_free(c->deadline);
 	if (c->handshake != NULL)
 		event_free(c->handshake);
@@ -1232,11 +1238,18 @@ api_stop(struct api *api)
 void
 api_free(struct api *api)
 {
+	struct api_conn	*c;
+
 	if (api == NULL)
 		return;
 	api_jobs_free(api->jobs);
 	if (api->http != NULL)
 		evhttp_free(api->http);
+	/* connections libevent has yet to finalize no longer count here */
+	while ((c = TAILQ_FIRST(&api->conns)) != NULL) {
+		TAILQ_REMOVE(&api->conns, c, entry);
+		c->api = NULL;
+	}
 	api_tokens_free(api->tokens, api->ntokens);
 	SSL_CTX_free(api->tls);
 	free(api);
