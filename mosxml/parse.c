@@ -37,6 +37,7 @@
 #define ENV_SCAN_MAX	(64u << 10)
 #define CTXT_FRAMES	1000		/* frames one parser context serves */
 #define CTXT_DICT_MAX	(64u << 10)	/* bytes of names it may keep */
+#define MSG_NAME_MAX	64		/* bytes in the name of an unknown message */
 /*
  * Spaces appended after the text: libxml2 2.9.14 calls its input-growing
  * code at nearly every token within INPUT_CHUNK (250) bytes of the end,
@@ -1577,6 +1578,11 @@ check_message(struct pctx *c)
 
 	if (!c->have_msg && !c->have_unknown)
 		return perr(c, MOS_E_ENVELOPE, "no message element in <mos>");
+	/* Its name is what JSON and the fragment check take (frag_name_ok). */
+	if (!c->have_msg && strlen(m->type_name) > MSG_NAME_MAX)
+		return perr(c, MOS_E_FIELD, "message element <%.40s...> has a "
+		    "name of %zu bytes (at most %d)", m->type_name,
+		    strlen(m->type_name), MSG_NAME_MAX);
 	if (c->mode != MOS_STRICT || (flags & MOS_TF_NOIDS))
 		return 0;
 	if (m->mos_id == NULL || *m->mos_id == '\0')
@@ -1593,7 +1599,7 @@ check_message(struct pctx *c)
 
 /*
  * Whether s can name the wrapper: an element name without a prefix, up
- * to 64 bytes (libxml2 judges the non-ASCII characters).
+ * to MSG_NAME_MAX bytes (libxml2 judges the non-ASCII characters).
  */
 static int
 frag_name_ok(const char *s)
@@ -1610,7 +1616,7 @@ frag_name_ok(const char *s)
 		    p[i] == '_' || p[i] == '-' || p[i] == '.' || p[i] >= 0x80))
 			return 0;
 	}
-	return i <= 64;
+	return i <= MSG_NAME_MAX;
 }
 
 /* The message for a fragment that libxml2 found not well-formed. */

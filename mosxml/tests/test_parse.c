@@ -324,6 +324,7 @@ static void
 test_unknown_message(void **state)
 {
 	struct mos_msg	*m;
+	char		 name[100], text[200];
 
 	(void)state;
 	m = fixture("unknown--roItemStat.xml", MOS_STRICT);
@@ -338,6 +339,26 @@ test_unknown_message(void **state)
 	    "</roID></roReq><trailer/></mos>");
 	assert_int_equal(m->type, MOS_T_RO_REQ);
 	assert_string_equal(m->u.ro_req.ro_id, "R");
+	mos_msg_free(m);
+	/*
+	 * The name of an unknown message is at most 64 bytes, as its JSON
+	 * form requires; a longer vendor element before a known message is
+	 * only skipped.
+	 */
+	memset(name, 'x', sizeof name - 1);
+	name[sizeof name - 1] = '\0';
+	name[64] = '\0';
+	snprintf(text, sizeof text, "<mos><%s/></mos>", name);
+	m = mostest_parse_str(text);
+	assert_int_equal(m->type, MOS_T_UNKNOWN);
+	assert_int_equal(strlen(m->type_name), 64);
+	mos_msg_free(m);
+	name[64] = 'x';
+	snprintf(text, sizeof text, "<mos><%s/></mos>", name);
+	parse_fail(text, MOS_LENIENT, MOS_E_FIELD);
+	snprintf(text, sizeof text, "<mos><%s/><heartbeat/></mos>", name);
+	m = mostest_parse_str(text);
+	assert_int_equal(m->type, MOS_T_HEARTBEAT);
 	mos_msg_free(m);
 }
 
