@@ -833,6 +833,7 @@ fs_cleanup(void)
 	unlink(path);
 	unlink(fs.db);
 	log_close();
+	mos_thread_release();
 	unlink(fs.log);
 	rmdir(fs.dir);
 }
@@ -1033,6 +1034,5 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	mos_framer_free(fs.in);
 	mos_framer_free(fs.out);
 	fs.in = fs.out = NULL;
-	mos_thread_release();	/* no memory kept from input to input */
 	return 0;
 }
