@@ -99,7 +99,7 @@ static const struct entry rows[] = {
 	{ 26, row26_io_error, true, "I/O error on write and on fsync",
 	    "as disk full: not stored = not acknowledged; recovers" },
 	{ 27, row27_rest, false, "REST abuse: huge header/body, slow client, "
-	    "1,000 connections", "400/413/408 within limits; MOS links "
+	    "1,000 connections", "431/413/408/503 within limits; MOS links "
 	    "unaffected" },
 	{ 28, row28_tls_certs, false, "TLS with bad certificates",
 	    "handshake refused, reason logged, no plaintext fallback" },

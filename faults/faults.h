@@ -91,6 +91,10 @@ struct frig {
 /* database_extra/ncs_extra may be NULL. NULL on failure (printed). */
 struct frig	*frig_new(bool proxied, const char *gateway_extra,
 		    const char *database_extra, const char *ncs_extra);
+/* With the HTTP API: its tokens file's lines and [api] lines (may be NULL). */
+struct frig	*frig_new_api(bool proxied, const char *gateway_extra,
+		    const char *database_extra, const char *ncs_extra,
+		    const char *api_tokens, const char *api_extra);
 /* Start (again) with the shim's mode in the environment (NULL: none). */
 int		 frig_start(struct frig *, const char *vfs_mode);
 /* Wait until both outbound links of the gateway are open at the NCS. */
@@ -113,6 +117,10 @@ long		 proc_kb(pid_t, const char *field);
 bool		 rss_meaningful(void);
 /* Open descriptors of a process; -1. */
 int		 proc_fds(pid_t);
+/* A non-blocking connect to 127.0.0.1:port; the descriptor or -1. */
+int		 dial_raw(uint16_t port);
+/* The gateway's descriptor count once at most want, or after 10 s. */
+int		 fds_settle(struct gwproc *, int want);
 
 /* A frame in UTF-8 with our test envelope around body (malloc'd). */
 char		*frame_xml(int32_t message_id, const char *body);

@@ -1,7 +1,7 @@
 /*
  * Rows 22-26 and 30: the database and the process. kill -9, power loss
  * (faultvfs undo logs), disk full and I/O errors (faultvfs failures), a
- * competing writer, SIGTERM; and row 27-29, which have nothing to test yet.
+ * competing writer, SIGTERM.
  *
  * "Acknowledged" here is what mosctl reported stored (exit 0, "put rev N"):
  * mosgw stores nothing an NCS sends, so its acknowledgements to the NCS
@@ -670,35 +670,4 @@ row30_sigterm(struct row *row)
 out:
 	frig_free(f);
 	ledger_free(&l);
-}
-
-/*
- * Row 27: the HTTP API's own limits (431, 413, 408, 503 as problem+json)
- * are tested by gateway_it_api; this row, MOS links under API abuse, is
- * not written yet and says so. Rows 28-29: the MOS links have no TLS; the
- * HTTP API's TLS is tested by gateway_it_tls.
- */
-void
-row27_rest(struct row *row)
-{
-	row_skip(row, "not written yet: the API limits are tested by "
-	    "gateway_it_api, MOS links under API abuse are not");
-}
-
-void
-row28_tls_certs(struct row *row)
-{
-	row->result = ROW_NA;
-	row_note(row, "not applicable to the MOS links (plain TCP); the HTTP "
-	    "API's TLS (bad pairs refused at start, -n and SIGHUP) is tested "
-	    "by gateway_it_tls");
-}
-
-void
-row29_tls_stall(struct row *row)
-{
-	row->result = ROW_NA;
-	row_note(row, "not applicable to the MOS links (plain TCP); the HTTP "
-	    "API's TLS (handshake deadline, plaintext and TLS 1.1 refused, "
-	    "renegotiation refused) is tested by gateway_it_tls");
 }

@@ -476,28 +476,6 @@ out:
 	frig_free(f);
 }
 
-/* A non-blocking connect to the port; the fd or -1. */
-static int
-dial_raw(uint16_t port)
-{
-	struct sockaddr_in	sin;
-	int			fd;
-
-	memset(&sin, 0, sizeof sin);
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	sin.sin_port = htons(port);
-	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
-	    0)) == -1)
-		return -1;
-	if (connect(fd, (struct sockaddr *)&sin, sizeof sin) == -1 &&
-	    errno != EINPROGRESS) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 /* The TCP state of a socket (TCP_ESTABLISHED, ...); -1. */
 static int
 tcp_state(int fd)
@@ -511,23 +489,6 @@ tcp_state(int fd)
 }
 
 /* Row 20: a connection burst, then many idle connections held. */
-/*
- * The gateway's descriptor count once it is at most want, or where it
- * stands after 10 s: the bound is a steady state (closes and evictions of
- * a burst take a moment on a busy machine), not a race against a sleep.
- */
-static int
-fds_settle(struct gwproc *gw, int want)
-{
-	int	n = gwproc_fd_count(gw), i;
-
-	for (i = 0; i < 100 && n > want; i++) {
-		usleep(100000);
-		n = gwproc_fd_count(gw);
-	}
-	return n;
-}
-
 void
 row20_conn_flood(struct row *row)
 {

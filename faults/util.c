@@ -223,6 +223,16 @@ struct frig *
 frig_new(bool proxied, const char *gateway_extra, const char *database_extra,
     const char *ncs_extra)
 {
+	return frig_new_api(proxied, gateway_extra, database_extra, ncs_extra,
+	    NULL, NULL);
+}
+
+/* The same with the HTTP API on when api_tokens is not NULL. */
+struct frig *
+frig_new_api(bool proxied, const char *gateway_extra,
+    const char *database_extra, const char *ncs_extra, const char *api_tokens,
+    const char *api_extra)
+{
 	struct frig		*f;
 	struct ncspeer_opts	 po;
 	struct gwproc_opts	*o;
@@ -238,6 +248,8 @@ frig_new(bool proxied, const char *gateway_extra, const char *database_extra,
 	o->log_level = "debug";
 	o->gateway_extra = gateway_extra;
 	o->database_extra = database_extra;
+	o->api_tokens = api_tokens;
+	o->api_extra = api_extra;
 	o->nncs = 1;
 	o->ncs[0].extra = ncs_extra;
 	snprintf(f->r->lane, sizeof f->r->lane, "ncs:n1");
@@ -491,6 +503,45 @@ proc_fds(pid_t pid)
 			n++;
 	closedir(d);
 	return n;
+}
+
+/*
+ * The gateway's descriptor count once it is at most want, or where it
+ * stands after 10 s: the bound is a steady state (closes and evictions of
+ * a burst take a moment on a busy machine), not a race against a sleep.
+ */
+int
+fds_settle(struct gwproc *gw, int want)
+{
+	int	n = gwproc_fd_count(gw), i;
+
+	for (i = 0; i < 100 && n > want; i++) {
+		usleep(100000);
+		n = gwproc_fd_count(gw);
+	}
+	return n;
+}
+
+/* A non-blocking connect to the port on loopback; the fd or -1. */
+int
+dial_raw(uint16_t port)
+{
+	struct sockaddr_in	sin;
+	int			fd;
+
+	memset(&sin, 0, sizeof sin);
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sin.sin_port = htons(port);
+	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+	    0)) == -1)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sin, sizeof sin) == -1 &&
+	    errno != EINPROGRESS) {
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 /* Our test envelope around a body. */

@@ -9,12 +9,13 @@
  * every connection (evhttp_set_bevcb): it sees the raw bytes, finds the end
  * of each request head and counts the body, and answers what is over a
  * limit itself with a problem+json reply and a lingering close (the rest
- * of the input is read and dropped until the peer closes or the idle time
- * passes): 431 for a head over max_header_size, 413 for a Content-Length
- * over max_body_size, 411 for a body without Content-Length (chunked), 408
- * for a request not complete within request_deadline, 503 for a connection
- * over max_connections. So evhttp only ever sees requests within limits,
- * and nothing it would answer with a bare HTML page.
+ * of the input is read and dropped until the peer closes, for at most
+ * request_deadline; then the socket is shut down): 431 for a head over
+ * max_header_size, 413 for a Content-Length over max_body_size, 411 for a
+ * body without Content-Length (chunked), 408 for a request not complete
+ * within request_deadline, 503 for a connection over max_connections.
+ * So evhttp only ever sees requests within limits, and nothing it would
+ * answer with a bare HTML page.
  *
  * With [api] tls_cert and tls_key the socket under the filter is an OpenSSL
  * bufferevent (api_tls.c builds its context): the filter sees plaintext
@@ -306,6 +307,23 @@ api_conn_flushed(struct evbuffer *buf, const struct evbuffer_cb_info *info,
 	shutdown(bufferevent_getfd(c->under), SHUT_WR);
 }
 
+/*
+ * No more requests on this connection: what still comes is read and
+ * dropped, for at most request_deadline (a client streaming a body after
+ * its 413 would otherwise hold the connection for as long as it sends).
+ */
+static void
+api_conn_linger(struct api_conn *c)
+{
+	struct timeval	tv;
+
+	c->state = AC_DEAD;
+	evtimer_del(c->deadline);
+	tv.tv_sec = (time_t)(c->api->deadline_ms / 1000);
+	tv.tv_usec = (suseconds_t)(c->api->deadline_ms % 1000) * 1000;
+	evtimer_add(c->deadline, &tv);
+}
+
 /* Answer a request over a limit ourselves and drop the rest of the input. */
 static void
 api_conn_reject(struct api_conn *c, int status, const char *type,
@@ -316,8 +334,7 @@ api_conn_reject(struct api_conn *c, int status, const char *type,
 
 	if (c->state == AC_DEAD)
 		return;
-	c->state = AC_DEAD;
-	evtimer_del(c->deadline);
+	api_conn_linger(c);
 	body = api_problem_text(status, type, title, field, detail);
 	evbuffer_add_printf(out, "HTTP/1.1 %d %s\r\nContent-Type: "
 	    "application/problem+json\r\nContent-Length: %zu\r\n"
@@ -329,7 +346,7 @@ api_conn_reject(struct api_conn *c, int status, const char *type,
 	log_event(LL_INFO, "api.reject", "status=%d problem=%s", status, type);
 }
 
-/* request_deadline passed with a request incomplete. */
+/* request_deadline passed with a request incomplete, or a lingering close. */
 static void
 api_conn_deadline_cb(evutil_socket_t fd, short ev, void *arg)
 {
@@ -338,6 +355,11 @@ api_conn_deadline_cb(evutil_socket_t fd, short ev, void *arg)
 
 	(void)fd;
 	(void)ev;
+	if (c->state == AC_DEAD) {
+		/* the lingering close is over: the next read sees the end */
+		shutdown(bufferevent_getfd(c->under), SHUT_RDWR);
+		return;
+	}
 	snprintf(detail, sizeof detail, "the request was not complete within "
 	    "%.1f s ([api] request_deadline)",
 	    (double)c->api->deadline_ms / 1000);
@@ -657,8 +679,7 @@ api_push(struct api_req *r, bool last, void (*send)(struct api_req *,
 	 */
 	bufferevent_flush(bev, EV_WRITE, BEV_FLUSH);
 	if (last && c != NULL && c->close_after && c->state != AC_DEAD) {
-		c->state = AC_DEAD;
-		evtimer_del(c->deadline);
+		api_conn_linger(c);
 		out = bufferevent_get_output(c->under);
 		if (evbuffer_get_length(out) == 0) {
 			if (c->ssl != NULL)
