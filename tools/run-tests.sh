@@ -6,7 +6,10 @@
 # program prints its own "N passed, N failed[, N skipped]" line. A program that
 # dies, hangs past MOSGW_TEST_TIMEOUT seconds or prints no count is one failure.
 # MOSGW_WRAP, if set, is put in front of every compiled test program (make
-# valgrind sets it to a valgrind command line).
+# valgrind sets it to a valgrind command line). A failing suite's failure
+# lines (a row or test marked FAIL, cmocka's FAILED/ERROR and assertion
+# lines) are printed before the last 60 lines of its log, so that what
+# failed is named even when the log goes on long after it.
 set -u
 
 timeout_s=${MOSGW_TEST_TIMEOUT:-900}
@@ -47,7 +50,10 @@ for t in "$@"; do
 	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
 	if [ "$f" -ne 0 ]; then
 		status=FAIL broken="$broken $name"
-		echo "---- $name (exit $rc) ----"
+		echo "---- $name (exit $rc): failures ----"
+		grep -E '( FAIL |^FAIL|^\[  (FAILED|ERROR) +\] [^0-9]|: error: )' \
+		    "$log" | head -n 40
+		echo "---- $name: last lines ----"
 		tail -n 60 "$log"
 		echo "----"
 	else
