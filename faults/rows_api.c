@@ -390,20 +390,20 @@ out:
 
 /*
  * Rows 28-29: MOS itself has no TLS (its links are plain TCP by the
- * protocol); only an HTTP API could have it, and mosgw's has none.
+ * protocol); only the HTTP API could have it, and it has no TLS listener.
  */
+#define NO_TLS	"MOS itself has no TLS (its links are plain TCP by the " \
+		"protocol); only the HTTP API could have it, and it has no " \
+		"TLS listener"
+
 void
 row28_tls_certs(struct row *row)
 {
-	row->result = ROW_NA;
-	row_note(row, "not applicable: MOS links are plain TCP by the "
-	    "protocol and the HTTP API has no TLS listener");
+	row_skip(row, NO_TLS);
 }
 
 void
 row29_tls_stall(struct row *row)
 {
-	row->result = ROW_NA;
-	row_note(row, "not applicable: MOS links are plain TCP by the "
-	    "protocol and the HTTP API has no TLS listener");
+	row_skip(row, NO_TLS);
 }

@@ -424,11 +424,10 @@ row18_blackhole(struct row *row)
 	    "connections through the proxy meanwhile %lld",
 	    (double)detect_ms / 1000, proxy_stat(&f->px[0], "conns") -
 	    conns0);
-	if (geteuid() != 0)
-		row_note(row, "veth/netns variant not run: needs root");
-	else
-		row_note(row, "blackhole made by the chaos proxy (the veth/"
-		    "netns variant is not implemented)");
+	row_note(row, "blackhole made by the chaos proxy: both connections "
+	    "stay open, what mosgw sends is read and dropped, nothing comes "
+	    "back, no RST or FIN reaches it (a veth between namespaces would "
+	    "need addresses outside 127.0.0.0/8)");
 out:
 	frig_free(f);
 }

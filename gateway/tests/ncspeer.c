@@ -367,11 +367,13 @@ ncspeer_reply(struct ncspeer *p, struct ncspeer_conn *c, struct mos_msg *m,
 	mos_msg_free(m);
 	if (data == NULL)
 		return;
-	if (delay_ms > 0) {
+	if (delay_ms != 0) {
 		p->delayed = ncspeer_xrealloc(p->delayed, p->ndelayed + 1,
 		    sizeof *p->delayed);
 		d = &p->delayed[p->ndelayed++];
-		d->due_ms = ncspeer_now_ms() + delay_ms;
+		/* < 0: held until a policy without a hold is set */
+		d->due_ms = delay_ms > 0 ? ncspeer_now_ms() + delay_ms :
+		    INT64_MAX;
 		d->conn = c->id;
 		d->data = data;
 		d->len = len;
@@ -1007,7 +1009,15 @@ ncspeer_conn_of(struct ncspeer *p, enum ncspeer_port port,
 void
 ncspeer_set_policy(struct ncspeer *p, const struct ncspeer_policy *pol)
 {
+	size_t	i;
+
 	pthread_mutex_lock(&p->mtx);
+	if (pol->ack_delay_ms >= 0) {
+		for (i = 0; i < p->ndelayed; i++)
+			if (p->delayed[i].due_ms == INT64_MAX)
+				p->delayed[i].due_ms = ncspeer_now_ms();
+		ncspeer_wakeup(p);
+	}
 	free(p->nack_text);
 	p->pol = *pol;
 	p->nack_text = ncspeer_xstrdup(pol->nack_text);

@@ -54,7 +54,10 @@ struct ncspeer_policy {
 	const char	*nack_text;
 	/* NACK the first N mosObj, then `obj` */
 	int		 nack_first;
-	/* answer mosObj this much later */
+	/*
+	 * answer mosObj this much later; -1: hold the answers until a policy
+	 * without -1 is set
+	 */
 	int		 ack_delay_ms;
 	bool		 ack_no_message_id;	/* mosAck without <messageID> */
 	/* mosAck with an empty <mosID> */
