@@ -213,18 +213,35 @@ flood_check(const struct mos_frame *fr, const int32_t *ids, size_t *got)
 	return ok;
 }
 
+/* A heartbeat on conn answered within ms; prints how long it took. */
+static bool
+heartbeat_within(struct gwrig *r, int conn, int ms)
+{
+	const struct ncspeer_frame	*f;
+	int64_t				 t0 = ncspeer_now_ms(), dt;
+
+	f = gwrig_request(r, conn, MOS_T_HEARTBEAT, WAIT_MS);
+	dt = ncspeer_now_ms() - t0;
+	fprintf(stderr, "heartbeat on conn %d: %s in %lld ms\n", conn,
+	    f != NULL ? "answered" : "no answer", (long long)dt);
+	return f != NULL && f->msg != NULL &&
+	    f->msg->type == MOS_T_HEARTBEAT && dt <= ms;
+}
+
 /*
  * Read replies (and write what is left of buf) until n replies came, each
- * the right one in order. The number of replies read.
+ * the right one in order, while the NCS keeps heartbeating on conn c (as
+ * an NCS does: a connection that sends nothing for 2.5 heartbeat intervals
+ * is closed). The number of replies read.
  */
 static size_t
-flood_drain(struct gwrig *r, int fd, const struct mos_buf *buf, size_t *off,
-    const int32_t *ids, size_t n)
+flood_drain(struct gwrig *r, int c, int fd, const struct mos_buf *buf,
+    size_t *off, const int32_t *ids, size_t n)
 {
 	struct mos_framer	*fm = mos_framer_new(MOS_ENC_AUTO, NULL);
 	struct mos_frame	 fr;
 	struct pollfd		 pfd = { .fd = fd };
-	int64_t			 t0 = ncspeer_now_ms(), last = t0;
+	int64_t			 t0 = ncspeer_now_ms(), last = t0, beat = t0;
 	static uint8_t		 rbuf[65536];
 	size_t			 got = 0, bytes = 0;
 	ssize_t			 k;
@@ -237,6 +254,10 @@ flood_drain(struct gwrig *r, int fd, const struct mos_buf *buf, size_t *off,
 	 */
 	while (got < n && ncspeer_now_ms() - last < FLOOD_READ_MS &&
 	    ncspeer_now_ms() - t0 < FLOOD_DRAIN_MS) {
+		if (ncspeer_now_ms() - beat >= 1000) {
+			GWRIG_CHECK(r, heartbeat_within(r, c, WAIT_MS));
+			beat = ncspeer_now_ms();
+		}
 		pfd.events = POLLIN | (*off < buf->len ? POLLOUT : 0);
 		if (poll(&pfd, 1, 200) <= 0)
 			continue;
@@ -292,21 +313,6 @@ stopped_reading(struct gwrig *r, int c, int fd, size_t off, long *used)
 	return false;
 }
 
-/* A heartbeat on conn answered within ms; prints how long it took. */
-static bool
-heartbeat_within(struct gwrig *r, int conn, int ms)
-{
-	const struct ncspeer_frame	*f;
-	int64_t				 t0 = ncspeer_now_ms(), dt;
-
-	f = gwrig_request(r, conn, MOS_T_HEARTBEAT, WAIT_MS);
-	dt = ncspeer_now_ms() - t0;
-	fprintf(stderr, "heartbeat on conn %d: %s in %lld ms\n", conn,
-	    f != NULL ? "answered" : "no answer", (long long)dt);
-	return f != NULL && f->msg != NULL &&
-	    f->msg->type == MOS_T_HEARTBEAT && dt <= ms;
-}
-
 /*
  * A peer sends mosReqObj for a large object without reading: the gateway
  * stops reading it (memory bounded) while it still answers another
@@ -354,7 +360,7 @@ test_watermark_backpressure(void **state)
 	GWRIG_CHECK(r, rss0 > 0 && rss1 > 0 && rss1 - rss0 < RSS_GROWTH_KB);
 	GWRIG_CHECK(r, heartbeat_within(r, c, WAIT_MS));
 
-	got = flood_drain(r, fd, &buf, &off, ids, FLOOD_REQS);
+	got = flood_drain(r, c, fd, &buf, &off, ids, FLOOD_REQS);
 	fprintf(stderr, "flood: %zu of %d replies in order\n", got, FLOOD_REQS);
 	GWRIG_CHECK(r, got == FLOOD_REQS);
 	GWRIG_CHECK(r, heartbeat_within(r, c, WAIT_MS));
