@@ -83,6 +83,7 @@ struct ncspeer {
 	size_t			 nros;
 	char			*nack_text;
 	int			 nacked;
+	int			 answered;	/* mosObj, since the policy */
 	int32_t			 next_id;
 	struct ncspeer_stats	 st;
 	uint8_t			 rbuf[NCSPEER_READ_SIZE];
@@ -371,7 +372,7 @@ ncspeer_reply(struct ncspeer *p, struct ncspeer_conn *c, struct mos_msg *m,
 		p->delayed = ncspeer_xrealloc(p->delayed, p->ndelayed + 1,
 		    sizeof *p->delayed);
 		d = &p->delayed[p->ndelayed++];
-		/* < 0: held until a policy without a hold is set */
+		/* < 0: held until the next ncspeer_set_policy() */
 		d->due_ms = delay_ms > 0 ? ncspeer_now_ms() + delay_ms :
 		    INT64_MAX;
 		d->conn = c->id;
@@ -455,8 +456,12 @@ ncspeer_answer_obj(struct ncspeer *p, struct ncspeer_conn *c,
 	struct mos_msg	*m;
 	struct mos_ack	*a;
 	bool		 nack = false;
+	int		 delay = 0;
 
 	if (req->type == MOS_T_MOS_OBJ) {
+		delay = p->pol.ack_delay_ms;
+		if (p->pol.hold_after > 0 && p->answered++ >= p->pol.hold_after)
+			delay = -1;
 		p->st.objs++;
 		if (p->nacked < p->pol.nack_first) {
 			p->nacked++;
@@ -492,8 +497,7 @@ ncspeer_answer_obj(struct ncspeer *p, struct ncspeer_conn *c,
 		m->has_message_id = false;
 	if (p->pol.ack_empty_mos_id)
 		m->mos_id = "";
-	ncspeer_reply(p, c, m, req->type == MOS_T_MOS_OBJ ?
-	    p->pol.ack_delay_ms : 0);
+	ncspeer_reply(p, c, m, delay);
 }
 
 /* A running order we hold, or NULL (mtx held). */
@@ -1012,17 +1016,16 @@ ncspeer_set_policy(struct ncspeer *p, const struct ncspeer_policy *pol)
 	size_t	i;
 
 	pthread_mutex_lock(&p->mtx);
-	if (pol->ack_delay_ms >= 0) {
-		for (i = 0; i < p->ndelayed; i++)
-			if (p->delayed[i].due_ms == INT64_MAX)
-				p->delayed[i].due_ms = ncspeer_now_ms();
-		ncspeer_wakeup(p);
-	}
+	for (i = 0; i < p->ndelayed; i++)	/* held answers go out */
+		if (p->delayed[i].due_ms == INT64_MAX)
+			p->delayed[i].due_ms = ncspeer_now_ms();
+	ncspeer_wakeup(p);
 	free(p->nack_text);
 	p->pol = *pol;
 	p->nack_text = ncspeer_xstrdup(pol->nack_text);
 	p->pol.nack_text = NULL;
 	p->nacked = 0;
+	p->answered = 0;
 	pthread_mutex_unlock(&p->mtx);
 }
 

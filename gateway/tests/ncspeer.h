@@ -55,10 +55,12 @@ struct ncspeer_policy {
 	/* NACK the first N mosObj, then `obj` */
 	int		 nack_first;
 	/*
-	 * answer mosObj this much later; -1: hold the answers until a policy
-	 * without -1 is set
+	 * answer mosObj this much later; -1: hold the answers until the next
+	 * ncspeer_set_policy() (which sends every held answer)
 	 */
 	int		 ack_delay_ms;
+	/* answer the first N mosObj as above, hold the answers of the rest */
+	int		 hold_after;
 	bool		 ack_no_message_id;	/* mosAck without <messageID> */
 	/* mosAck with an empty <mosID> */
 	bool		 ack_empty_mos_id;
