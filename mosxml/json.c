@@ -135,6 +135,23 @@ array_to_json(json_t *o, const struct mos_fdesc *f, const void *base)
 	return 0;
 }
 
+/*
+ * A struct without one of its keys: an element a lenient parse did not
+ * find (or found without its key). Its JSON form would not read back
+ * (struct_from_json() requires the keys), so it is left out.
+ */
+static int
+struct_keyless(const struct mos_sdesc *sd, const void *base)
+{
+	size_t	i;
+
+	for (i = 0; i < sd->n; i++)
+		if ((sd->f[i].flags & MOS_F_KEY) &&
+		    *(const char *const *)MOS_CFP(base, &sd->f[i]) == NULL)
+			return 1;
+	return 0;
+}
+
 /* One field into o. */
 static int
 field_to_json(json_t *o, const struct mos_fdesc *f, const void *base)
@@ -168,9 +185,12 @@ field_to_json(json_t *o, const struct mos_fdesc *f, const void *base)
 			return 0;
 		return jset(o, f->name, json_string(buf));
 	case MOS_FK_STRUCT:
+		if (struct_keyless(f->sub, p))
+			return 0;
 		return jset(o, f->name, struct_to_json(f->sub, p));
 	case MOS_FK_PTR:
-		if (*(void *const *)p == NULL)
+		if (*(void *const *)p == NULL ||
+		    struct_keyless(f->sub, *(void *const *)p))
 			return 0;
 		return jset(o, f->name, struct_to_json(f->sub,
 		    *(void *const *)p));
