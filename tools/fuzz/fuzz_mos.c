@@ -17,12 +17,6 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc;
 	(void)argv;
 	mos_init();
-	/*
-	 * The thread's parser context and scratch buffers are kept from input
-	 * to input, as the daemon keeps them from frame to frame (the parser
-	 * bounds what they hold); freed at exit.
-	 */
-	atexit(mos_thread_release);
 	return 0;
 }
 
@@ -122,5 +116,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	while (mos_framer_next(f, &fm) == MOS_FRAME_READY)
 		fm_frame(&fm, c.mode);
 	mos_framer_free(f);
+	mos_thread_release();	/* no memory kept from input to input */
 	return 0;
 }
