@@ -511,8 +511,10 @@ row08_big(struct row *row)
 {
 	struct frig			*f;
 	const struct ncspeer_frame	*rep;
+	struct mos_msg			*hb;
 	char				*x;
 	size_t				 size = row->full ? 10u << 20 : 2u << 20;
+	int64_t				 t0;
 	long				 hwm0, hwm1, mark;
 	int				 c, c2;
 
@@ -524,7 +526,18 @@ row08_big(struct row *row)
 	x = big_ro(900, size);
 	ROW_CHECK(row, ncspeer_send_xml(f->r->ncs, c, x) == 0, "send failed");
 	free(x);
-	rep = reply_on(f->r, c, 900, F_DRAIN_MS);
+	/*
+	 * Wait for the roAck heartbeating meanwhile, as an NCS does: a
+	 * connection that sends nothing for 2.5 heartbeat intervals is closed.
+	 */
+	t0 = ncspeer_now_ms();
+	while ((rep = reply_on(f->r, c, 900, 1000)) == NULL &&
+	    ncspeer_now_ms() - t0 < F_DRAIN_MS) {
+		hb = ncspeer_msg(f->r->ncs, MOS_T_HEARTBEAT);
+		mos_time_now(&hb->u.heartbeat.time);
+		(void)ncspeer_send(f->r->ncs, c, hb);
+		mos_msg_free(hb);
+	}
 	ROW_CHECK(row, rep != NULL, "%zu MiB roCreate not answered%s",
 	    size >> 20, gwproc_log_count(f->r->gw, 0, "event=ro.noreply",
 	    (char *)NULL) > 0 && gwproc_log_count(f->r->gw, 0,
