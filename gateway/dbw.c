@@ -45,6 +45,8 @@ struct dbw {
 	int			 pipe[2];	/* thread -> loop: results */
 	struct event		*ev;
 	size_t			 pending;	/* loop thread only */
+	void			(*after)(void *, dbw_run_fn);
+	void			*after_arg;
 };
 
 /* The thread: run tasks in order until told to quit. */
@@ -92,6 +94,8 @@ dbw_deliver(struct dbw *d)
 		TAILQ_REMOVE(&got, t, entry);
 		d->pending--;
 		t->done(t->arg, t->rc);
+		if (d->after != NULL)
+			d->after(d->after_arg, t->run);
 		free(t);
 	}
 }
@@ -201,6 +205,14 @@ dbw_submit(struct dbw *d, dbw_run_fn run, dbw_done_fn done, void *arg)
 	TAILQ_INSERT_TAIL(&d->todo, t, entry);
 	pthread_cond_signal(&d->todo_cv);
 	pthread_mutex_unlock(&d->mu);
+}
+
+/* A hook after every task (events.c: something may have committed). */
+void
+dbw_set_after(struct dbw *d, void (*after)(void *, dbw_run_fn), void *arg)
+{
+	d->after = after;
+	d->after_arg = arg;
 }
 
 /* Tasks whose done callback has not run yet. */
