@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include <event2/event.h>
+#include <sqlite3.h>
 #include <jansson.h>
 
 #include "gateway/tests/gwunit.h"
@@ -220,6 +221,35 @@ test_fan(void **state)
 	config_free(cfg);
 }
 
+/* A version 3 file gets the log and its trigger; its jobs go on. */
+static void
+test_migration(void **state)
+{
+	struct gwunit		*u = *state;
+	struct gwdb_opts	 o;
+	struct event_row	*r;
+	size_t			 n;
+	char			*err = NULL;
+
+	enqueue(u, "ncs:n1", CATALOG_KIND_PUBLISH, "OLD-1");
+	assert_int_equal(gwunit_exec(u, "DROP TRIGGER events_job"), SQLITE_OK);
+	assert_int_equal(gwunit_exec(u, "DROP TABLE events"), SQLITE_OK);
+	assert_int_equal(gwunit_exec(u, "UPDATE gw_meta SET value = 3 WHERE"
+	    " key = 'schema_version'"), SQLITE_OK);
+	gwdb_close(u->db);
+	memset(&o, 0, sizeof o);
+	o.path = u->db_path;
+	o.busy_ms = 1000;
+	assert_int_equal(gwdb_open(&u->db, &o, &err), QUEUE_OK);
+	assert_int_equal(gwunit_int(u, "SELECT value FROM gw_meta WHERE key ="
+	    " 'schema_version'"), GWDB_SCHEMA_VERSION);
+	enqueue(u, "ncs:n1", CATALOG_KIND_PUBLISH, "NEW-1");
+	assert_int_equal(events_read(u->db, 0, 10, &r, &n), QUEUE_OK);
+	assert_int_equal(n, 1);
+	assert_non_null(strstr(r[0].data, "NEW-1"));
+	events_rows_free(r, n);
+}
+
 static void
 test_types(void **state)
 {
@@ -324,6 +354,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_prune, gwunit_setup,
 		    gwunit_teardown),
 		cmocka_unit_test_setup_teardown(test_fan, gwunit_setup,
+		    gwunit_teardown),
+		cmocka_unit_test_setup_teardown(test_migration, gwunit_setup,
 		    gwunit_teardown),
 		cmocka_unit_test(test_types),
 		cmocka_unit_test(test_config),
