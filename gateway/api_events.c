@@ -206,7 +206,7 @@ api_events_get(struct api_req *r)
 	const char		*field = "Last-Event-ID";
 	char			*err = NULL;
 	unsigned		 mask = EVT_ALL;
-	int64_t			 after = -1, idle;
+	int64_t			 after = -1;
 
 	last = evhttp_find_header(evhttp_request_get_input_headers(r->req),
 	    "Last-Event-ID");
@@ -243,12 +243,6 @@ api_events_get(struct api_req *r)
 	c->cursor = after;
 	c->mask = mask;
 	c->who = xstrdup(r->who != NULL ? r->who : "-");
-	/* idle streams live on keepalives; a stalled write still ends */
-	idle = gw->cfg->ev_keepalive_ms * 4 > 60000 ?
-	    gw->cfg->ev_keepalive_ms * 4 : 60000;
-	tv.tv_sec = (time_t)(idle / 1000);
-	tv.tv_usec = 0;
-	evhttp_connection_set_timeout_tv(evcon, &tv);
 	evhttp_connection_set_closecb(evcon, sse_closed_cb, c);
 	TAILQ_INSERT_TAIL(&hub->clients, c, entry);
 	hub->n++;
@@ -258,6 +252,16 @@ api_events_get(struct api_req *r)
 	c->req = api_sse_start(r, "text/event-stream");
 	c->progress_ms = util_mono_ms();
 	if ((bev = evhttp_connection_get_bufferevent(evcon)) != NULL) {
+		/*
+		 * evhttp reads a connection while it writes a reply (to see
+		 * it close), with the same timeout as writes: a client sends
+		 * nothing on a stream, so no read timeout; a write that
+		 * stalls for four keepalive intervals ends it.
+		 */
+		tv.tv_sec = (time_t)(gw->cfg->ev_keepalive_ms * 4 / 1000);
+		tv.tv_usec = (suseconds_t)(gw->cfg->ev_keepalive_ms * 4 %
+		    1000) * 1000;
+		bufferevent_set_timeouts(bev, NULL, &tv);
 		under = bufferevent_get_underlying(bev);
 		c->out = bufferevent_get_output(under != NULL ? under : bev);
 		c->drain = evbuffer_add_cb(c->out, sse_drain_cb, c);
