@@ -77,6 +77,12 @@ sse_closed_cb(struct evhttp_connection *evcon, void *arg)
 	(void)evcon;
 	log_event(LL_INFO, "api.sse", "who=%s action=closed last_id=%lld",
 	    log_q(c->who), (long long)c->cursor);
+	/*
+	 * A network failure detaches an unfinished reply from its
+	 * connection instead of freeing it: ending it frees it then.
+	 */
+	if (evhttp_request_get_connection(c->req) == NULL)
+		evhttp_send_reply_end(c->req);
 	sse_forget(c);
 }
 
