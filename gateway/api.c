@@ -804,6 +804,53 @@ api_stream_end(struct api_req *r)
 	api_req_free(r);
 }
 
+/*
+ * Start an open-ended streamed reply (SSE: 200, chunked) and free r: the
+ * request stays open, written to with api_sse_chunk until the client goes
+ * away.
+ */
+struct evhttp_request *
+api_sse_start(struct api_req *r, const char *ctype)
+{
+	struct evhttp_request	*req = r->req;
+
+	api_reply_head(r, 200, ctype);
+	api_push(r, false, api_stream_start_cb, NULL);
+	api_req_free(r);
+	return req;
+}
+
+/* Write a piece of an SSE reply and push it to the socket. */
+void
+api_sse_chunk(struct evhttp_request *req, struct evbuffer *b)
+{
+	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
+	struct bufferevent	*bev;
+
+	evhttp_send_reply_chunk(req, b);
+	/* as in api_send: the filter does not see evhttp enable EV_WRITE */
+	if (evcon != NULL && (bev = evhttp_connection_get_bufferevent(evcon))
+	    != NULL)
+		bufferevent_flush(bev, EV_WRITE, BEV_FLUSH);
+}
+
+/* Bytes of an SSE reply not yet taken by the client's socket. */
+size_t
+api_sse_backlog(struct evhttp_request *req)
+{
+	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
+	struct bufferevent	*bev, *under;
+	size_t			 n = 0;
+
+	if (evcon == NULL || (bev = evhttp_connection_get_bufferevent(evcon))
+	    == NULL)
+		return 0;
+	n = evbuffer_get_length(bufferevent_get_output(bev));
+	if ((under = bufferevent_get_underlying(bev)) != NULL)
+		n += evbuffer_get_length(bufferevent_get_output(under));
+	return n;
+}
+
 void
 api_reply_json(struct api_req *r, int status, struct json_t *o)
 {
@@ -961,6 +1008,7 @@ const struct api_route api_routes[] = {
 	{ "POST", "/v1/jobs/{id}/requeue", API_ADMIN, api_job_requeue },
 	{ "POST", "/v1/jobs/{id}/cancel", API_ADMIN, api_job_cancel },
 	{ "POST", "/v1/jobs/{id}/rerun", API_ADMIN, api_job_rerun },
+	{ "GET", "/v1/events", API_READ, api_events_get },
 	{ NULL, NULL, API_PUBLIC, NULL },
 };
 
@@ -1264,6 +1312,7 @@ api_free(struct api *api)
 	if (api == NULL)
 		return;
 	api_jobs_free(api->jobs);
+	api_events_close_all(api->gw);
 	if (api->http != NULL)
 		evhttp_free(api->http);
 	/* connections libevent has yet to finalize no longer count here */

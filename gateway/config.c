@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <event2/http.h>
 #include <ini.h>
 #include <libgen.h>
 #include <limits.h>
@@ -47,7 +48,9 @@ enum cfg_sect {
 	SECT_DATABASE,
 	SECT_LOG,
 	SECT_API,
+	SECT_EVENTS,
 	SECT_NCS,
+	SECT_WEBHOOK,
 	SECT_NONE,
 };
 
@@ -75,6 +78,7 @@ static const char *const sync_mode_names[] = { "all", "none", NULL };
 
 #define G(f)	offsetof(struct gw_config, f)
 #define N(f)	offsetof(struct ncs_conf, f)
+#define W(f)	offsetof(struct webhook_conf, f)
 #define DAY	86400000LL
 #define MIB	(1LL << 20)
 
@@ -177,6 +181,17 @@ static const struct cfg_key cfg_keys[] = {
 	{ SECT_API, "tls_handshake_timeout", CT_SECS, G(api_tls_handshake_ms),
 	    "10", 0, 100, 3600000, NULL },
 
+	{ SECT_EVENTS, "retention", CT_SECS, G(ev_retention_ms), "7d", 0, 1000,
+	    3650 * DAY, NULL },
+	{ SECT_EVENTS, "max_events", CT_INT, G(ev_max_events), "1000000", 0,
+	    100, 1000000000, NULL },
+	{ SECT_EVENTS, "sse_max_clients", CT_INT, G(ev_sse_max_clients), "32",
+	    0, 1, 10000, NULL },
+	{ SECT_EVENTS, "sse_max_buffer", CT_SIZE, G(ev_sse_max_buffer),
+	    "1048576", 0, 4096, 1024 * MIB, NULL },
+	{ SECT_EVENTS, "keepalive", CT_SECS, G(ev_keepalive_ms), "15", 0, 100,
+	    DAY, NULL },
+
 	{ SECT_NCS, "ncs_id", CT_ID, N(ncs_id), "", CF_REQUIRED, 0, 0, NULL },
 	{ SECT_NCS, "buddy_ncs_id", CT_STR, N(buddy_ncs_id), "", 0, 0, 128,
 	    NULL },
@@ -218,10 +233,26 @@ static const struct cfg_key cfg_keys[] = {
 	    0, 0, 0, NULL },
 	{ SECT_NCS, "allow", CT_ALLOW, N(allow), "hosts, loopback", 0, 0, 0,
 	    NULL },
+
+	{ SECT_WEBHOOK, "url", CT_STR, W(url), "", CF_REQUIRED, 0, 2048,
+	    NULL },
+	{ SECT_WEBHOOK, "events", CT_STR, W(events), "", CF_REQUIRED, 0, 512,
+	    NULL },
+	{ SECT_WEBHOOK, "secret", CT_STR, W(secret), "", 0, 0, 1024, NULL },
+	{ SECT_WEBHOOK, "secret_file", CT_STR, W(secret_file), "", CF_PATH, 0,
+	    4096, NULL },
+	{ SECT_WEBHOOK, "timeout", CT_SECS, W(timeout_ms), "10", 0, 100,
+	    3600000, NULL },
+	{ SECT_WEBHOOK, "max_attempts", CT_INT, W(max_attempts), "10", 0, 1,
+	    1000, NULL },
 };
 
+/* Sections that come once per name: [ncs.NAME], [webhook.NAME]. */
+#define CFG_MULTI(sect)	((sect) == SECT_NCS || (sect) == SECT_WEBHOOK)
+
 static const char *const sect_names[] =
-    { "gateway", "database", "log", "api", "ncs.NAME" };
+    { "gateway", "database", "log", "api", "events", "ncs.NAME",
+    "webhook.NAME" };
 
 struct cfg_parse {
 	const char		*name;		/* file name for messages */
@@ -238,6 +269,7 @@ struct cfg_parse {
 	int			 nerr;
 	enum cfg_sect		 sect;		/* of the current section */
 	struct ncs_conf		*ncs;		/* current [ncs.NAME] */
+	struct webhook_conf	*wh;		/* current [webhook.NAME] */
 	int			 sect_line[SECT_NONE];
 };
 
@@ -458,16 +490,25 @@ cfg_set(const struct cfg_key *k, void *base, const char *v, char *why,
 	return -1;
 }
 
+/*
+ * Is key k one of base's: multi is SECT_NCS or SECT_WEBHOOK for such a
+ * section, SECT_NONE for the global ones?
+ */
+static bool
+cfg_key_of(const struct cfg_key *k, enum cfg_sect multi)
+{
+	return multi == SECT_NONE ? !CFG_MULTI(k->sect) : k->sect == multi;
+}
+
 /* Apply the defaults of one section kind to base. */
 static void
-cfg_defaults(enum cfg_sect sect, void *base, bool ncs)
+cfg_defaults(enum cfg_sect sect, void *base, enum cfg_sect multi)
 {
 	const struct cfg_key	*k;
 	char			 why[128];
 
 	for (k = cfg_keys; k < cfg_keys + nitems(cfg_keys); k++) {
-		if ((ncs && k->sect != SECT_NCS) || (!ncs &&
-		    k->sect == SECT_NCS))
+		if (!cfg_key_of(k, multi))
 			continue;
 		if (sect != SECT_NONE && k->sect != sect)
 			continue;
@@ -488,6 +529,37 @@ cfg_valid_ncs_name(const char *s)
 	    "0123456789_.-") == n;
 }
 
+/* A [webhook.NAME] header: make it current (a new one, or the same). */
+static void
+cfg_webhook_section(struct cfg_parse *p, const char *name)
+{
+	struct gw_config	*cfg = p->cfg;
+	struct webhook_conf	*w;
+	size_t			 i;
+
+	if (!cfg_valid_ncs_name(name + 8)) {
+		cfg_error(p, p->lineno, "bad webhook name in [%s]: use 1 to 63 "
+		    "of A-Z a-z 0-9 _ . -", name);
+		return;
+	}
+	p->sect = SECT_WEBHOOK;
+	for (i = 0; i < cfg->nwebhooks; i++) {
+		if (strcmp(cfg->webhooks[i].name, name + 8) == 0) {
+			p->wh = &cfg->webhooks[i];
+			return;
+		}
+	}
+	cfg->webhooks = xreallocarray(cfg->webhooks, cfg->nwebhooks + 1,
+	    sizeof *cfg->webhooks);
+	w = &cfg->webhooks[cfg->nwebhooks++];
+	memset(w, 0, sizeof *w);
+	w->name = xstrdup(name + 8);
+	w->line = p->lineno;
+	w->lines = xcalloc(nitems(cfg_keys), sizeof *w->lines);
+	cfg_defaults(SECT_NONE, w, SECT_WEBHOOK);
+	p->wh = w;
+}
+
 /* A section header seen by the reader: check it and make it current. */
 static void
 cfg_section(struct cfg_parse *p, const char *name)
@@ -497,6 +569,7 @@ cfg_section(struct cfg_parse *p, const char *name)
 	size_t			 i;
 
 	p->ncs = NULL;
+	p->wh = NULL;
 	p->sect = SECT_NONE;
 	for (i = 0; i < SECT_NCS; i++) {
 		if (strcmp(name, sect_names[i]) == 0) {
@@ -506,9 +579,14 @@ cfg_section(struct cfg_parse *p, const char *name)
 			return;
 		}
 	}
+	if (strncmp(name, "webhook.", 8) == 0) {
+		cfg_webhook_section(p, name);
+		return;
+	}
 	if (strncmp(name, "ncs.", 4) != 0) {
 		cfg_error(p, p->lineno, "unknown section [%s] (expected "
-		    "[gateway], [database], [log], [api] or [ncs.NAME])", name);
+		    "[gateway], [database], [log], [api], [events], [ncs.NAME] "
+		    "or [webhook.NAME])", name);
 		return;
 	}
 	if (!cfg_valid_ncs_name(name + 4)) {
@@ -529,7 +607,7 @@ cfg_section(struct cfg_parse *p, const char *name)
 	n->name = xstrdup(name + 4);
 	n->line = p->lineno;
 	n->lines = xcalloc(nitems(cfg_keys), sizeof *n->lines);
-	cfg_defaults(SECT_NONE, n, true);
+	cfg_defaults(SECT_NONE, n, SECT_NCS);
 	p->ncs = n;
 	/* The array may have moved: nothing else keeps pointers into it. */
 }
@@ -643,7 +721,8 @@ cfg_handler(void *user, const char *section, const char *name,
 			    "section", name);
 		return 1;	/* reported once, at the section header */
 	}
-	if (p->sect == SECT_NCS && p->ncs == NULL)
+	if ((p->sect == SECT_NCS && p->ncs == NULL) ||
+	    (p->sect == SECT_WEBHOOK && p->wh == NULL))
 		return 1;	/* a bad [ncs.NAME]: reported at its header */
 	for (i = 0; i < nitems(cfg_keys); i++) {
 		k = &cfg_keys[i];
@@ -652,11 +731,13 @@ cfg_handler(void *user, const char *section, const char *name,
 	}
 	if (i == nitems(cfg_keys)) {
 		cfg_error(p, p->lineno, "unknown key '%s' in [%s]", name,
-		    p->sect == SECT_NCS ? section : sect_names[p->sect]);
+		    CFG_MULTI(p->sect) ? section : sect_names[p->sect]);
 		return 1;
 	}
-	base = p->sect == SECT_NCS ? (void *)p->ncs : (void *)p->cfg;
-	lines = p->sect == SECT_NCS ? p->ncs->lines : p->cfg->lines;
+	base = p->sect == SECT_NCS ? (void *)p->ncs : p->sect == SECT_WEBHOOK ?
+	    (void *)p->wh : (void *)p->cfg;
+	lines = p->sect == SECT_NCS ? p->ncs->lines : p->sect == SECT_WEBHOOK ?
+	    p->wh->lines : p->cfg->lines;
 	if (lines[i] != 0) {
 		cfg_error(p, p->lineno, "duplicate key '%s' (first set on line "
 		    "%d)", name, lines[i]);
@@ -793,6 +874,69 @@ cfg_check_ncs(struct cfg_parse *p, struct ncs_conf *n)
 	}
 }
 
+/* The line to blame for a key of a webhook. */
+static int
+cfg_webhook_line(const struct webhook_conf *w, const char *key)
+{
+	int	line = w->lines[cfg_key_index(SECT_WEBHOOK, key)];
+
+	return line != 0 ? line : w->line;
+}
+
+/*
+ * Cross-checks of one webhook: an http:// URL, known event types, one
+ * secret (read from secret_file, relative to the file's directory).
+ */
+static void
+cfg_check_webhook(struct cfg_parse *p, struct webhook_conf *w)
+{
+	struct evhttp_uri	*u;
+	const char		*scheme;
+	char			*err = NULL, *path;
+	unsigned		 mask;
+
+	if (w->lines[cfg_key_index(SECT_WEBHOOK, "url")] == 0)
+		cfg_error(p, w->line, "[webhook.%s]: url is required", w->name);
+	else if ((u = evhttp_uri_parse_with_flags(w->url, 0)) == NULL ||
+	    (scheme = evhttp_uri_get_scheme(u)) == NULL ||
+	    evhttp_uri_get_host(u) == NULL || *evhttp_uri_get_host(u) == '\0' ||
+	    strcasecmp(scheme, "http") != 0) {
+		cfg_error(p, cfg_webhook_line(w, "url"), "[webhook.%s]: url "
+		    "'%s' is not an http://HOST[:PORT]/PATH URL (https is not "
+		    "supported)", w->name, w->url);
+		if (u != NULL)
+			evhttp_uri_free(u);
+	} else
+		evhttp_uri_free(u);
+	if (w->lines[cfg_key_index(SECT_WEBHOOK, "events")] == 0)
+		cfg_error(p, w->line, "[webhook.%s]: events is required",
+		    w->name);
+	else if (events_type_mask(w->events, false, &mask, &err) != 0) {
+		cfg_error(p, cfg_webhook_line(w, "events"), "[webhook.%s]: "
+		    "events: %s", w->name, err);
+		free(err);
+	}
+	if ((*w->secret != '\0') == (*w->secret_file != '\0')) {
+		cfg_error(p, w->line, "[webhook.%s]: set one of secret and "
+		    "secret_file", w->name);
+		return;
+	}
+	if (*w->secret_file == '\0')
+		return;
+	if (*w->secret_file != '/' && p->dir != NULL) {
+		xasprintf(&path, "%s/%s", p->dir, w->secret_file);
+		free(w->secret_file);
+		w->secret_file = path;
+	}
+	free(w->secret);
+	if ((w->secret = webhook_secret_load(w->secret_file, &err)) == NULL) {
+		w->secret = xstrdup("");
+		cfg_error(p, cfg_webhook_line(w, "secret_file"), "[webhook.%s]: "
+		    "secret_file: %s", w->name, err);
+		free(err);
+	}
+}
+
 /* Cross-checks of the whole file after parsing. */
 static void
 cfg_check(struct cfg_parse *p)
@@ -830,6 +974,8 @@ cfg_check(struct cfg_parse *p)
 		    "required");
 	for (i = 0; i < cfg->nncs; i++)
 		cfg_check_ncs(p, &cfg->ncs[i]);
+	for (i = 0; i < cfg->nwebhooks; i++)
+		cfg_check_webhook(p, &cfg->webhooks[i]);
 }
 
 /* Is this an existing directory? */
@@ -856,7 +1002,7 @@ cfg_paths(struct cfg_parse *p)
 	size_t			 i;
 
 	for (k = cfg_keys; k < cfg_keys + nitems(cfg_keys); k++) {
-		if ((k->flags & CF_PATH) == 0 || k->sect == SECT_NCS)
+		if ((k->flags & CF_PATH) == 0 || CFG_MULTI(k->sect))
 			continue;
 		field = (char **)((char *)p->cfg + k->off);
 		for (i = 0; k->names != NULL && k->names[i] != NULL; i++)
@@ -902,7 +1048,7 @@ cfg_parse_all(struct cfg_parse *p, char **errors)
 
 	cfg = xcalloc(1, sizeof *cfg);
 	cfg->lines = xcalloc(nitems(cfg_keys), sizeof *cfg->lines);
-	cfg_defaults(SECT_NONE, cfg, false);
+	cfg_defaults(SECT_NONE, cfg, SECT_NONE);
 	p->cfg = cfg;
 	p->sect = SECT_NONE;
 	ini_allow_multiline = false;
@@ -969,13 +1115,12 @@ config_load_string(const char *name, const char *text, char **errors)
 
 /* Free the string fields of a section. */
 static void
-cfg_free_strings(enum cfg_sect sect, void *base, bool ncs)
+cfg_free_strings(enum cfg_sect sect, void *base, enum cfg_sect multi)
 {
 	const struct cfg_key	*k;
 
 	for (k = cfg_keys; k < cfg_keys + nitems(cfg_keys); k++) {
-		if ((ncs && k->sect != SECT_NCS) || (!ncs &&
-		    k->sect == SECT_NCS))
+		if (!cfg_key_of(k, multi))
 			continue;
 		if (sect != SECT_NONE && k->sect != sect)
 			continue;
@@ -994,12 +1139,18 @@ config_free(struct gw_config *cfg)
 	if (cfg == NULL)
 		return;
 	for (i = 0; i < cfg->nncs; i++) {
-		cfg_free_strings(SECT_NONE, &cfg->ncs[i], true);
+		cfg_free_strings(SECT_NONE, &cfg->ncs[i], SECT_NCS);
 		free(cfg->ncs[i].name);
 		free(cfg->ncs[i].lines);
 	}
 	free(cfg->ncs);
-	cfg_free_strings(SECT_NONE, cfg, false);
+	for (i = 0; i < cfg->nwebhooks; i++) {
+		cfg_free_strings(SECT_NONE, &cfg->webhooks[i], SECT_WEBHOOK);
+		free(cfg->webhooks[i].name);
+		free(cfg->webhooks[i].lines);
+	}
+	free(cfg->webhooks);
+	cfg_free_strings(SECT_NONE, cfg, SECT_NONE);
 	free(cfg->lines);
 	free(cfg->file);
 	free(cfg);
@@ -1071,9 +1222,11 @@ config_print_defaults(FILE *f)
 		{ "mos_id", "mosgw.example" },
 		{ "ncs_id", "NCS1" },
 		{ "host", "127.0.0.1" },
+		{ "url", "http://127.0.0.1:8080/mosgw" },
+		{ "events", "asset.delivered, asset.failed" },
 	};
 	const struct cfg_key	*k;
-	const char		*v;
+	const char		*v, *pre;
 	size_t			 i;
 	int			 sect = -1;
 
@@ -1084,17 +1237,20 @@ config_print_defaults(FILE *f)
 	    "; are taken from this file's directory. One [ncs.NAME] section "
 	    "per NCS.\n");
 	for (k = cfg_keys; k < cfg_keys + nitems(cfg_keys); k++) {
+		/* a webhook only as a commented example: it would POST */
+		pre = k->sect == SECT_WEBHOOK ? "; " : "";
 		if ((int)k->sect != sect) {
 			sect = (int)k->sect;
-			fprintf(f, "\n[%s]\n", k->sect == SECT_NCS ?
-			    "ncs.example" : sect_names[sect]);
+			fprintf(f, "\n%s[%s]\n", pre, k->sect == SECT_NCS ?
+			    "ncs.example" : k->sect == SECT_WEBHOOK ?
+			    "webhook.example" : sect_names[sect]);
 		}
 		v = k->def;
 		for (i = 0; (k->flags & CF_REQUIRED) && i < nitems(examples);
 		    i++)
 			if (strcmp(k->key, examples[i].key) == 0)
 				v = examples[i].value;
-		fprintf(f, "%s = %s%s\n", k->key, v,
+		fprintf(f, "%s%s = %s%s\n", pre, k->key, v,
 		    (k->flags & CF_REQUIRED) ? "\t; required" : "");
 	}
 }
@@ -1129,7 +1285,7 @@ config_ncs_free(struct ncs_conf *n)
 {
 	if (n == NULL)
 		return;
-	cfg_free_strings(SECT_NONE, n, true);
+	cfg_free_strings(SECT_NONE, n, SECT_NCS);
 	free(n->name);
 	free(n->lines);
 	free(n);

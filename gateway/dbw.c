@@ -53,6 +53,8 @@ struct dbw {
 	int			 pipe[2];	/* thread -> loop: results */
 	struct event		*ev;
 	size_t			 pending;	/* loop thread only */
+	void			(*after)(void *, dbw_run_fn);
+	void			*after_arg;
 };
 
 /*
@@ -142,6 +144,8 @@ dbw_deliver(struct dbw *d)
 		TAILQ_REMOVE(&got, t, entry);
 		d->pending--;
 		t->done(t->arg, t->rc);
+		if (d->after != NULL)
+			d->after(d->after_arg, t->run);
 		free(t);
 	}
 }
@@ -268,6 +272,14 @@ dbw_submit_batch(struct dbw *d, dbw_batch_fn batch, dbw_done_fn done,
     void *arg)
 {
 	dbw_queue(d, NULL, batch, done, arg);
+}
+
+/* A hook after every task (events.c: something may have committed). */
+void
+dbw_set_after(struct dbw *d, void (*after)(void *, dbw_run_fn), void *arg)
+{
+	d->after = after;
+	d->after_arg = arg;
 }
 
 /* Tasks whose done callback has not run yet. */

@@ -6,8 +6,10 @@
  * (link.c, ncs.c), the publisher that turns queued asset changes into
  * mosObj messages (publisher.c) and the profile handlers (profile0.c,
  * profile1.c). Everything durable lives in one SQLite file shared with
- * the job queue (gwdb.c, catalog.c, msgid.c, history.c). main.c only
- * sequences startup and shutdown (gw.c).
+ * the job queue (gwdb.c, catalog.c, msgid.c, history.c). The HTTP API
+ * (api*.c) serves the MAM; what happens is logged as events (events.c),
+ * streamed to API clients (api_events.c) and POSTed to webhooks
+ * (webhook.c). main.c only sequences startup and shutdown (gw.c).
  */
 #ifndef GATEWAY_H
 #define GATEWAY_H
@@ -59,6 +61,9 @@ struct api;
 struct json_t;
 struct evhttp_request;
 struct evkeyvalq;
+struct event_row;
+struct events;
+struct webhook_list;
 
 /* The three MOS ports. */
 enum gw_port {
@@ -281,6 +286,19 @@ struct ncs_conf {
 	    default */
 };
 
+/* [webhook.NAME]: where events of some types are POSTed. */
+struct webhook_conf {
+	char		*name;
+	char		*url;		/* http://HOST[:PORT]/PATH */
+	char		*events;	/* types, comma-separated, or "*" */
+	char		*secret;	/* the HMAC key (from secret_file) */
+	char		*secret_file;
+	int64_t		 timeout_ms;
+	int		 max_attempts;
+	int		 line;
+	int		*lines;
+};
+
 struct gw_config {
 	char		*file;
 	/* [gateway] */
@@ -338,9 +356,18 @@ struct gw_config {
 	char		*api_tls_key;	/* PEM private key */
 	int64_t		 api_tls_handshake_ms;
 	int		 log_format;	/* enum log_format */
+	/* [events] */
+	int64_t		 ev_retention_ms;
+	int		 ev_max_events;
+	int		 ev_sse_max_clients;
+	int64_t		 ev_sse_max_buffer;
+	int64_t		 ev_keepalive_ms;
 	/* [ncs.NAME] */
 	struct ncs_conf	*ncs;
 	size_t		 nncs;
+	/* [webhook.NAME] */
+	struct webhook_conf *webhooks;
+	size_t		 nwebhooks;
 	int		*lines;		/* per global key */
 };
 
@@ -363,7 +390,7 @@ void	 config_print_defaults(FILE *);
 /* ------------------------------------------------------------------------ */
 /* gwdb.c: the gateway's tables beside the queue's, in the same file. */
 
-#define GWDB_SCHEMA_VERSION	4
+#define GWDB_SCHEMA_VERSION	5
 #define GWDB_APPLICATION_ID	0x4d4f5347	/* "MOSG": PRAGMA application_id */
 
 enum gwdb_stmt {
@@ -428,6 +455,10 @@ enum gwdb_stmt {
 	ST_SYNC_NEXT,
 	ST_SYNC_SKIP,
 	ST_SYNC_MOVE,
+	/* events.c (schema 5) */
+	ST_EVENTS_ADD,
+	ST_EVENTS_READ,
+	ST_EVENTS_HEAD,
 	ST__COUNT
 };
 
@@ -1267,6 +1298,7 @@ struct link {
 	uint64_t		 timeouts;	/* ack timeouts */
 	struct sbuf		 copy;		/* a streamed message,
 	    for history */
+	const char		*ev_state;	/* in the last link.state */
 };
 
 struct link	*link_new(struct ncs *, int target, enum gw_port);
@@ -1398,6 +1430,9 @@ typedef void	(*dbw_batch_fn)(struct gwdb *, void **args, int *rcs,
 		    size_t n);
 void		 dbw_submit_batch(struct dbw *, dbw_batch_fn, dbw_done_fn,
 		    void *arg);
+/* Call after(arg, run) on the loop thread once each task's done has run. */
+void		 dbw_set_after(struct dbw *, void (*after)(void *, dbw_run_fn),
+		    void *arg);
 /* Tasks submitted whose done callback has not run yet. */
 size_t		 dbw_pending(const struct dbw *);
 /* Block until no task is pending, running the done callbacks. */
@@ -1467,6 +1502,13 @@ void		 api_stream_start(struct api_req *, const char *ctype);
 void		 api_stream_write(struct api_req *, struct evbuffer *,
 		    void (*more)(void *arg, bool gone), void *arg);
 void		 api_stream_end(struct api_req *);
+/*
+ * An open-ended stream (SSE): started, r freed, the request returned;
+ * pieces pushed at once; how much the client has not taken yet.
+ */
+struct evhttp_request *api_sse_start(struct api_req *, const char *ctype);
+void		 api_sse_chunk(struct evhttp_request *, struct evbuffer *);
+size_t		 api_sse_backlog(struct evhttp_request *);	/* unsent */
 /* A database failure: 503 with Retry-After. */
 void		 api_problem_db(struct api_req *, int rc, const char *err);
 /* The body as a JSON object; NULL once a 400 or 415 has been sent. */
@@ -1523,6 +1565,99 @@ void	 api_links(struct api_req *);
 
 /* api_history.c: /v1/history, JSON pages or a streamed capture download */
 void	 api_history(struct api_req *);
+/* api_events.c: GET /v1/events as Server-Sent Events. */
+struct sse_hub;
+void	 api_events_get(struct api_req *);
+/* The smallest id a client still needs after (-1: none needs rows). */
+int64_t	 api_events_after(struct gw *);
+bool	 api_events_listening(struct gw *);	/* any client connected */
+/*
+ * New rows (ids > after, in order; head = the largest id, pruned = the
+ * largest pruned). True if a client took them all (the next page, if any,
+ * is wanted); a client without room gets the rest when it drains.
+ */
+bool	 api_events_deliver(struct gw *, const struct event_row *, size_t n,
+	    int64_t head, int64_t pruned);
+/* Close every stream (shutdown). */
+void	 api_events_close_all(struct gw *);
+
+/* ------------------------------------------------------------------------ */
+/* events.c: the durable event log and what reads it. */
+
+/*
+ * Event types, as bits of a filter. job.state and asset.* are written by
+ * a trigger on the queue's job_events (gwdb.c, schema 4), link.state and
+ * ro.changed by events_add.
+ */
+enum event_type {
+	EVT_ASSET_DELIVERED = 0x01,
+	EVT_ASSET_FAILED = 0x02,
+	EVT_JOB_STATE = 0x04,
+	EVT_LINK_STATE = 0x08,
+	EVT_RO_CHANGED = 0x10,
+};
+#define EVT_ALL		0x1f
+#define EVENTS_PAGE	500	/* rows read at a time */
+
+struct event_row {
+	int64_t		 id;
+	int64_t		 t_ms;
+	char		*type;
+	char		*data;		/* a JSON object */
+	bool		 hook;		/* may go to webhooks */
+};
+
+/* "a,b" (or "*" unless strict): the types as a mask. 0, or -1 and *err. */
+int	 events_type_mask(const char *, bool strict, unsigned *, char **err);
+unsigned events_type_bit(const char *type);	/* 0 if unknown */
+/* Insert an event in the caller's transaction (data: a JSON object). */
+int	 events_add(struct gwdb *, const char *type, const char *data);
+/* Rows after an id (at most max); free with events_rows_free. */
+int	 events_read(struct gwdb *, int64_t after, size_t max,
+	    struct event_row **, size_t *n);
+void	 events_rows_free(struct event_row *, size_t);
+/* The largest id, and the largest pruned (0: none). */
+int	 events_head(struct gwdb *, int64_t *head, int64_t *pruned);
+/* Delete events older than age_ms and beyond the newest max. */
+int	 events_prune(struct gwdb *, int64_t age_ms, int64_t max, size_t *n);
+/*
+ * The loop side: something may have committed (a bookkeeping task ended):
+ * read what is new for the SSE clients and turn it into webhook jobs.
+ */
+struct events	*events_new(struct gw *);
+void		 events_free(struct events *);
+void		 events_wake(struct events *);
+/* The bookkeeping task that events_wake runs (dbw.c skips it). */
+int		 events_pump_run(struct gwdb *, void *);
+/* A link changed state: a link.state event (when it differs). */
+void		 events_link(struct gw *, struct link *);
+
+/* ------------------------------------------------------------------------ */
+/* webhook.c: events POSTed to [webhook.NAME] URLs through the queue. */
+
+#define WEBHOOK_KIND_PREFIX	"webhook:"	/* kind and lane: + NAME */
+#define WEBHOOK_SIG_HEADER	"X-Mosgw-Signature"
+#define WEBHOOK_TS_HEADER	"X-Mosgw-Timestamp"
+#define WEBHOOK_ID_HEADER	"X-Mosgw-Event-Id"
+
+struct webhook;
+struct webhook_fan;
+/* The secret of a secret_file (one line). NULL and *err on failure. */
+char	*webhook_secret_load(const char *file, char **err);
+/* hex(HMAC-SHA256(secret, ts "." body)) into out (65 bytes). */
+void	 webhook_sign(const char *secret, const char *ts, const char *body,
+	    size_t len, char out[65]);
+/* Start or reconcile with the configuration (start, SIGHUP). */
+void	 webhooks_configure(struct gw *);
+void	 webhooks_free(struct gw *);
+/* Jobs were added: claim and POST what is due. */
+void	 webhooks_kick(struct gw *);
+/* For the pump: the webhooks' names and filters (NULL: none). */
+struct webhook_fan *webhooks_fan(struct gw *);
+/* Bookkeeping thread: one job per matching webhook for new events. */
+int	 webhooks_fan_run(struct gwdb *, struct webhook_fan *, size_t *jobs);
+void	 webhooks_fan_free(struct webhook_fan *);
+bool	 webhooks_fan_more(const struct webhook_fan *);	/* a full page */
 
 /*
  * api_jobs.c: jobs for the MAM's workers (lane "mam"): submit, claim with
@@ -1557,6 +1692,11 @@ struct gw {
 	struct dbw		*dbw;		/* bookkeeping thread */
 	struct api		*api;		/* NULL: [api] port = 0 */
 	struct isync		*isync;		/* initial syncs */
+	struct sse_hub		*sse;		/* api_events.c */
+	struct events		*events;	/* events.c */
+	struct webhook_list	*hooks;		/* webhook.c */
+	bool			 hooks_reset;	/* webhooks from none */
+	bool			 started_hooks;	/* configured once */
 	struct history		*hist;
 	struct pub_work_list	 pub_retry;	/* for the next flush */
 	struct sbuf		 scratch;	/* a frame being written */

@@ -262,6 +262,9 @@ struct gw_house {
 	int64_t		 failed_ms;
 	int64_t		 history_ms;
 	int64_t		 history_max;
+	int64_t		 events_ms;
+	int64_t		 events_max;
+	size_t		 events;
 	size_t		 reaped;
 	size_t		 jobs;
 	size_t		 history;
@@ -278,6 +281,8 @@ gw_house_run(struct gwdb *g, void *arg)
 	queue_reap(g->q, &h->reaped);
 	if (h->minute)
 		queue_prune(g->q, h->done_ms, h->failed_ms, &h->jobs);
+	if (h->minute || h->more)
+		events_prune(g, h->events_ms, h->events_max, &h->events);
 	if (h->minute || h->more)
 		h->more = history_prune(g, h->history_ms, GW_PRUNE_BUDGET_MS,
 		    &h->history) == QUEUE_EXISTS;
@@ -298,10 +303,11 @@ gw_house_done(void *arg, int rc)
 	gw->prune_more = h->more;
 	if (h->reaped > 0)
 		log_event(LL_INFO, "job.reaped", "jobs=%zu", h->reaped);
-	if (h->jobs > 0 || h->history > 0 || h->history_size > 0)
+	if (h->jobs > 0 || h->history > 0 || h->history_size > 0 ||
+	    h->events > 0)
 		log_event(LL_INFO, "db.prune", "jobs=%zu history=%zu "
-		    "history_size=%zu more=%s", h->jobs, h->history,
-		    h->history_size, h->more ? "yes" : "no");
+		    "history_size=%zu events=%zu more=%s", h->jobs, h->history,
+		    h->history_size, h->events, h->more ? "yes" : "no");
 	free(h);
 }
 
@@ -363,6 +369,8 @@ gw_housekeeping_cb(evutil_socket_t fd, short ev, void *arg)
 	h->failed_ms = gw->cfg->failed_retention_ms;
 	h->history_ms = gw->cfg->history_retention_ms;
 	h->history_max = gw->cfg->history_max_bytes;
+	h->events_ms = gw->cfg->ev_retention_ms;
+	h->events_max = gw->cfg->ev_max_events;
 	gw->house_busy = true;
 	dbw_submit(gw->dbw, gw_house_run, gw_house_done, h);
 }
@@ -427,6 +435,16 @@ gw_listen(struct gw *gw, enum gw_port p, const struct gw_config *old,
 		return -1;
 	gw->listeners[p] = l;
 	return 0;
+}
+
+/* A bookkeeping task ended: events may have committed (events.c). */
+static void
+gw_db_after(void *arg, dbw_run_fn ran)
+{
+	struct gw	*gw = arg;
+
+	if (ran != events_pump_run)
+		events_wake(gw->events);
 }
 
 /* Open the database and record the NCSs. */
@@ -505,6 +523,8 @@ gw_open_db(struct gw *gw, char **cause)
 		return -1;
 	}
 	gw_set_policy(gw);
+	gw->events = events_new(gw);
+	dbw_set_after(gw->dbw, gw_db_after, gw);
 	if (gwdb_sync_ncs(gw->db, gw->cfg) != QUEUE_OK) {
 		xasprintf(cause, "database %s: cannot record the NCS list: %s",
 		    o.path, gwdb_errmsg(gw->db));
@@ -588,6 +608,7 @@ gw_new(struct gw_config *cfg, char **cause)
 	}
 	gw->isync = isync_new(gw);
 	isync_kick(gw->isync);
+	webhooks_configure(gw);
 	log_event(LL_INFO, "start", "version=%s pid=%d mos_id=%s db=%s ncs=%zu "
 	    "synchronous=%s", MOSGW_VERSION, (int)getpid(), log_q(cfg->mos_id),
 	    log_q(cfg->db_path), cfg->nncs,
@@ -621,8 +642,12 @@ gw_free(struct gw *gw)
 		gw_flush(gw);
 	api_stop(gw->api);
 	isync_free(gw->isync);	/* freed by its step's done, if one runs */
+	webhooks_free(gw);
+	if (gw->dbw != NULL)
+		dbw_set_after(gw->dbw, NULL, NULL);
 	dbw_free(gw->dbw);	/* answers the API requests still running */
 	api_free(gw->api);
+	events_free(gw->events);
 	publisher_works_free(&gw->pub_retry);
 	history_free(gw->hist);
 	srclim_free(gw->hist_src);
@@ -845,6 +870,7 @@ gw_reload(struct gw *gw)
 		}
 	}
 	gw_reload_ncs(gw, cfg);
+	webhooks_configure(gw);
 	gw_record_ncs(gw);
 	log_event(LL_INFO, "config.reload", "file=%s result=applied ncs=%zu",
 	    log_q(cfg->file), cfg->nncs);

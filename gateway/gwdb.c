@@ -121,9 +121,60 @@ static const char *const gwdb_schema_v4 =
 	"INSERT INTO ncs_sync(ncs, state, started, finished)"
 	" SELECT name, 'done', updated, updated FROM ncs;";
 
+/*
+ * Version 5: the event log (events.c). Ids only grow (AUTOINCREMENT: a
+ * pruned id is never given again). hook = 0 marks an event about a
+ * webhook's own job, which never goes to a webhook (no feedback loop).
+ * job.state and asset.delivered/asset.failed are written by a trigger on
+ * the queue's job_events, so that they commit with the state change itself
+ * whoever makes it (the daemon, mosctl); the delivery row of a completed
+ * mosObj job is written before its completion (publisher.c), so the
+ * trigger sees the revision and status the NCS acknowledged. Values go
+ * through CAST to text: a JSON function given a BLOB would fail the
+ * statement, and the state change with it.
+ */
+#define GWDB_JOB_STATE \
+	"CASE NEW.to_state WHEN 0 THEN 'QUEUED' WHEN 1 THEN 'RUNNING'" \
+	" WHEN 2 THEN 'DONE' WHEN 3 THEN 'FAILED' ELSE 'CANCELLED' END"
+#define GWDB_JOB_OBJ \
+	"CASE WHEN j.kind IN ('" CATALOG_KIND_PUBLISH "', '" ROSTAT_KIND \
+	"', '" ROSTAT_KIND_REPLACE "') THEN CAST(j.payload AS TEXT)" \
+	" WHEN json_valid(CAST(j.payload AS TEXT)) AND" \
+	" json_type(CAST(j.payload AS TEXT)) = 'object' THEN" \
+	" json_extract(CAST(j.payload AS TEXT), '$.objID') END"
+static const char *const gwdb_schema_v5 =
+	"CREATE TABLE events("
+	" id INTEGER PRIMARY KEY AUTOINCREMENT, t_ms INTEGER NOT NULL,"
+	" type TEXT NOT NULL, data TEXT NOT NULL,"
+	" hook INTEGER NOT NULL DEFAULT 1);"
+	"CREATE INDEX events_t ON events(t_ms);"
+	"CREATE TRIGGER events_job AFTER INSERT ON job_events BEGIN"
+	" INSERT INTO events(t_ms, type, data, hook)"
+	"  SELECT NEW.t, 'job.state', json_object('jobId', j.id,"
+	"  'kind', j.kind, 'objID', " GWDB_JOB_OBJ ", 'state', "
+	GWDB_JOB_STATE ", 'attempt', NEW.attempt),"
+	"  substr(j.kind, 1, 8) <> '" WEBHOOK_KIND_PREFIX "'"
+	"  FROM jobs j WHERE j.id = NEW.job_id;"
+	" INSERT INTO events(t_ms, type, data)"
+	"  SELECT NEW.t, 'asset.delivered', json_object('objID', d.obj_id,"
+	"  'objRev', d.rev, 'ncs', d.ncs, 'status', d.status)"
+	"  FROM jobs j JOIN delivery d ON d.ncs = substr(j.lane, 5)"
+	"  AND d.obj_id = CAST(j.payload AS TEXT)"
+	"  WHERE NEW.to_state = 2 AND j.id = NEW.job_id"
+	"  AND j.kind = '" CATALOG_KIND_PUBLISH "';"
+	" INSERT INTO events(t_ms, type, data)"
+	"  SELECT NEW.t, 'asset.failed', json_object('objID',"
+	"  CAST(j.payload AS TEXT), 'objRev', a.rev,"
+	"  'ncs', substr(j.lane, 5), 'status', a.status, 'error', NEW.note)"
+	"  FROM jobs j LEFT JOIN assets a ON a.obj_id = CAST(j.payload AS TEXT)"
+	"  WHERE NEW.to_state = 3 AND j.id = NEW.job_id"
+	"  AND j.kind = '" CATALOG_KIND_PUBLISH "';"
+	" END;";
+
 /* Migrations: entry i takes the schema from version i to i + 1. */
 static const char *const *const gwdb_migrations[] = { &gwdb_schema_v1,
-	&gwdb_schema_v2, &gwdb_schema_v3, &gwdb_schema_v4 };
+	&gwdb_schema_v2, &gwdb_schema_v3, &gwdb_schema_v4,
+	&gwdb_schema_v5 };
 _Static_assert(nitems(gwdb_migrations) == GWDB_SCHEMA_VERSION,
     "one migration per schema version");
 
@@ -287,6 +338,13 @@ static const char *const gwdb_sql[ST__COUNT] = {
 	    " queued = queued + ?3,"
 	    " state = CASE WHEN ?4 THEN 'done' ELSE state END,"
 	    " finished = CASE WHEN ?4 THEN ?5 ELSE finished END WHERE ncs = ?1",
+	[ST_EVENTS_ADD] = "INSERT INTO events(t_ms, type, data)"
+	    " VALUES(?1, ?2, ?3)",
+	[ST_EVENTS_READ] = "SELECT id, t_ms, type, data, hook FROM events"
+	    " WHERE id > ?1 ORDER BY id LIMIT ?2",
+	[ST_EVENTS_HEAD] = "SELECT coalesce((SELECT seq FROM sqlite_sequence"
+	    " WHERE name = 'events'), 0), coalesce((SELECT value FROM gw_meta"
+	    " WHERE key = 'events_pruned'), 0)",
 };
 
 /* A SQLite result code as a queue_rc. */

@@ -279,6 +279,7 @@ ncs_link_changed(struct ncs *n, struct link *l)
 {
 	struct link	*act, *oth;
 
+	events_link(n->gw, l);
 	if (l->port == GW_PORT_LOWER && l->target == n->active) {
 		if (link_is_up(l))
 			publisher_pump(n->pub);

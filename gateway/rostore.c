@@ -1000,6 +1000,27 @@ ro_apply_msg(struct ro_ctx *x, const struct mos_msg *m)
 	return rc;
 }
 
+/* The ro.changed event of an applied change, in its transaction. */
+static int
+ro_event(struct gwdb *g, const char *ncs, const struct mos_msg *m)
+{
+	struct sbuf	 sb;
+	const char	*ro_id = rostore_ro_id(m);
+	int		 rc;
+
+	memset(&sb, 0, sizeof sb);
+	sbuf_puts(&sb, "{\"ncs\":");
+	sbuf_json_str(&sb, ncs);
+	sbuf_puts(&sb, ",\"roID\":");
+	sbuf_json_str(&sb, ro_id != NULL ? ro_id : "");
+	sbuf_puts(&sb, ",\"change\":");
+	sbuf_json_str(&sb, mos_type_name(m->type));
+	sbuf_puts(&sb, "}");
+	rc = events_add(g, "ro.changed", sb.s);
+	sbuf_free(&sb);
+	return rc;
+}
+
 /* Apply one running-order message in one durable transaction. */
 int
 rostore_apply(struct gwdb *g, const char *ncs, const char *mos_id,
@@ -1021,6 +1042,8 @@ rostore_apply(struct gwdb *g, const char *ncs, const char *mos_id,
 		return rc;
 	}
 	rc = ro_apply_msg(&x, m);
+	if (rc == QUEUE_OK && res->err == RO_OK)
+		rc = ro_event(g, ncs, m);
 	if (rc == QUEUE_OK)
 		rc = queue_tx_commit(g->q);
 	else

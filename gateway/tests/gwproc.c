@@ -318,6 +318,10 @@ gwproc_write_config(struct gwproc *gp)
 		fclose(f);
 		return -1;
 	}
+	if (o->sections_extra != NULL) {
+		fputc('\n', f);
+		gwproc_extra(f, o->sections_extra);
+	}
 	for (i = 0; i < o->nncs; i++)
 		gwproc_write_ncs(f, &o->ncs[i], i);
 	if (fclose(f) != 0) {

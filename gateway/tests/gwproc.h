@@ -55,6 +55,8 @@ struct gwproc_opts {
 	 */
 	const char	*api_tokens;
 	const char	*api_extra;
+	/* whole sections ("[events]\n...") written after [api] */
+	const char	*sections_extra;
 	struct gwproc_ncs ncs[GWPROC_MAX_NCS];
 	size_t		 nncs;
 };

@@ -1,0 +1,1082 @@
+/*
+ * Integration: events out of the real mosgw. GET /v1/events as
+ * Server-Sent Events (read here from a raw socket, chunked encoding
+ * undone by hand): asset.delivered after the scripted NCS acks, and
+ * asset.failed after a NACK; a reconnect with Last-Event-ID gets exactly
+ * the events it missed; link.state when the NCS goes away; tokens,
+ * parameters and the client limit. Webhooks: a receiver in this process
+ * (evhttp on a thread of its own, loopback) that fails the first POSTs
+ * and then accepts; every POST's signature is checked with OpenSSL.
+ */
+#include <sys/socket.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <jansson.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include "gateway/tests/httpc.h"
+#include "gateway/tests/itutil.h"
+
+#define TOK_READ	"read-token-0123456789"
+#define TOK_WRITE	"write-token-0123456789"
+#define SECRET		"hook-secret-42"
+#define WAIT_MS		15000
+#define HOOK_MAX	32
+
+static const char tokens[] =
+    "reader read " TOK_READ "\n"
+    "writer write " TOK_WRITE "\n";
+
+/* ------------------------------------------------------------------------ */
+/* An SSE client on a raw socket */
+
+struct sse {
+	int	 fd;
+	char	*raw;		/* bytes read, not yet de-chunked */
+	size_t	 rlen;
+	char	*txt;		/* the event stream, de-chunked */
+	size_t	 tlen;
+	int	 state;		/* 0 size line, 1 data, 2 CRLF, 3 ended */
+	size_t	 left;
+	int	 keepalives;
+};
+
+struct sse_ev {
+	int64_t	 id;		/* -1: none */
+	char	 type[64];
+	char	 data[4096];
+};
+
+/* Append n bytes to a growing buffer. */
+static void
+grow(char **buf, size_t *len, const char *p, size_t n)
+{
+	if ((*buf = realloc(*buf, *len + n + 1)) == NULL)
+		abort();
+	memcpy(*buf + *len, p, n);
+	*len += n;
+	(*buf)[*len] = '\0';
+}
+
+/* Drop the first n bytes of a buffer. */
+static void
+shift(char *buf, size_t *len, size_t n)
+{
+	memmove(buf, buf + n, *len - n);
+	*len -= n;
+	buf[*len] = '\0';
+}
+
+/* Move what is complete in raw through the chunked decoding into txt. */
+static void
+sse_dechunk(struct sse *s)
+{
+	char	*nl, *end;
+	size_t	 n;
+
+	for (;;) {
+		if (s->state == 0) {
+			if (s->rlen == 0 ||
+			    (nl = memchr(s->raw, '\n', s->rlen)) == NULL)
+				return;
+			s->left = strtoul(s->raw, &end, 16);
+			shift(s->raw, &s->rlen, (size_t)(nl - s->raw) + 1);
+			s->state = s->left == 0 ? 3 : 1;
+		} else if (s->state == 1) {
+			n = s->rlen < s->left ? s->rlen : s->left;
+			if (n == 0)
+				return;
+			grow(&s->txt, &s->tlen, s->raw, n);
+			shift(s->raw, &s->rlen, n);
+			if ((s->left -= n) == 0)
+				s->state = 2;
+		} else if (s->state == 2) {
+			if (s->rlen < 2)
+				return;
+			shift(s->raw, &s->rlen, 2);
+			s->state = 0;
+		} else
+			return;
+	}
+}
+
+/* Read what comes within timeout_ms (until ms have passed): 0, -1 closed. */
+static int
+sse_fill(struct sse *s, int timeout_ms)
+{
+	struct pollfd	pfd = { .fd = s->fd, .events = POLLIN };
+	char		buf[8192];
+	ssize_t		n;
+
+	if (poll(&pfd, 1, timeout_ms) <= 0)
+		return 0;
+	if ((n = read(s->fd, buf, sizeof buf)) <= 0)
+		return -1;
+	grow(&s->raw, &s->rlen, buf, (size_t)n);
+	return 0;
+}
+
+/*
+ * Ask for a stream: its status (s is then open, a 200 checked to be a
+ * chunked text/event-stream), or -1 without an answer.
+ */
+static int
+sse_try(struct sse *s, uint16_t port, const char *path, const char *extra)
+{
+	char		 req[1024], *e;
+	int		 status;
+	int64_t		 t0 = ncspeer_now_ms();
+
+	memset(s, 0, sizeof *s);
+	if ((s->fd = httpc_connect(port)) == -1)
+		fail_msg("cannot connect to the API");
+	snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+	    "Authorization: Bearer " TOK_READ "\r\nAccept: text/event-stream"
+	    "\r\n%s\r\n", path, extra != NULL ? extra : "");
+	assert_int_equal(httpc_write(s->fd, req, strlen(req)), 0);
+	while ((s->raw == NULL || (e = strstr(s->raw, "\r\n\r\n")) == NULL)) {
+		if (ncspeer_now_ms() - t0 > WAIT_MS || sse_fill(s, 200) != 0)
+			return -1;
+	}
+	*e = '\0';
+	if (strncmp(s->raw, "HTTP/1.1 ", 9) != 0)
+		return -1;
+	status = atoi(s->raw + 9);
+	if (status == 200 && (strstr(s->raw, "text/event-stream") == NULL ||
+	    strstr(s->raw, "chunked") == NULL))
+		fail_msg("not an event stream: %s", s->raw);
+	shift(s->raw, &s->rlen, (size_t)(e - s->raw) + 4);
+	sse_dechunk(s);
+	return status;
+}
+
+/* Open a stream, asserting 200. */
+static void
+sse_open(struct sse *s, uint16_t port, const char *path, const char *extra)
+{
+	int	status = sse_try(s, port, path, extra);
+
+	if (status != 200)
+		fail_msg("GET %s: status %d, not 200", path, status);
+}
+
+static void
+sse_close(struct sse *s)
+{
+	close(s->fd);
+	free(s->raw);
+	free(s->txt);
+	memset(s, 0, sizeof *s);
+	s->fd = -1;
+}
+
+/*
+ * The next event (comments and "retry:" blocks counted or skipped) within
+ * timeout_ms: 0, or -1 on timeout or end of stream.
+ */
+static int
+sse_next(struct sse *s, int timeout_ms, struct sse_ev *ev)
+{
+	int64_t	 t0 = ncspeer_now_ms();
+	char	*end, *line, *nl, *block;
+	size_t	 blen;
+	bool	 any;
+
+	for (;;) {
+		while (s->txt != NULL && (end = strstr(s->txt, "\n\n")) !=
+		    NULL) {
+			blen = (size_t)(end - s->txt) + 2;
+			block = strndup(s->txt, blen);
+			shift(s->txt, &s->tlen, blen);
+			memset(ev, 0, sizeof *ev);
+			ev->id = -1;
+			any = false;
+			for (line = block; *line != '\0'; line = nl + 1) {
+				nl = strchr(line, '\n');
+				*nl = '\0';
+				if (strcmp(line, ": keepalive") == 0)
+					s->keepalives++;
+				else if (strncmp(line, "id: ", 4) == 0)
+					ev->id = strtoll(line + 4, NULL, 10);
+				else if (strncmp(line, "event: ", 7) == 0) {
+					snprintf(ev->type, sizeof ev->type,
+					    "%s", line + 7);
+					any = true;
+				} else if (strncmp(line, "data: ", 6) == 0)
+					snprintf(ev->data, sizeof ev->data,
+					    "%s", line + 6);
+			}
+			free(block);
+			if (any)
+				return 0;
+		}
+		if (s->state == 3 || ncspeer_now_ms() - t0 > timeout_ms)
+			return -1;
+		if (sse_fill(s, 100) != 0)
+			return -1;
+		sse_dechunk(s);
+	}
+}
+
+/* A string member of an event's data. */
+static const char *
+ev_str(json_t *o, const char *key)
+{
+	const char	*v = json_string_value(json_object_get(o, key));
+
+	return v != NULL ? v : "";
+}
+
+/*
+ * Wait for an event of that type whose data has key = value (NULL: any);
+ * every event seen before it goes through seen (may be NULL). The data as
+ * JSON, or a failure.
+ */
+static json_t *
+sse_wait(struct gwrig *r, struct sse *s, const char *type, const char *key,
+    const char *value, struct sse_ev *out, void (*seen)(const struct sse_ev *,
+    void *), void *arg)
+{
+	struct sse_ev	 ev;
+	json_t		*o;
+	int64_t		 t0 = ncspeer_now_ms();
+
+	while (ncspeer_now_ms() - t0 < WAIT_MS) {
+		if (sse_next(s, 500, &ev) != 0)
+			continue;
+		if (seen != NULL)
+			seen(&ev, arg);
+		if (strcmp(ev.type, type) != 0)
+			continue;
+		if ((o = json_loads(ev.data, 0, NULL)) == NULL)
+			fail_msg("event data is not JSON: %s", ev.data);
+		if (key == NULL || strcmp(ev_str(o, key), value) == 0) {
+			if (out != NULL)
+				*out = ev;
+			return o;
+		}
+		json_decref(o);
+	}
+	gwrig_dump(r, "no event", __FILE__, __LINE__);
+	fail_msg("no %s event with %s = %s", type, key != NULL ? key : "-",
+	    value != NULL ? value : "-");
+	return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* A webhook receiver */
+
+struct hook_req {
+	int	 status;	/* what we answered */
+	char	 sig[128];
+	char	 ts[32];
+	char	 id[32];
+	char	 ctype[64];
+	char	*body;
+};
+
+struct hook_rx {
+	struct event_base	*base;
+	struct evhttp		*http;
+	struct event		*tick;
+	pthread_t		 th;
+	pthread_mutex_t		 mu;
+	volatile int		 stop;
+	int			 fail_first;
+	uint16_t		 port;
+	struct hook_req		 req[HOOK_MAX];
+	int			 n;
+};
+
+static struct hook_rx	hook;
+static char		hook_sections[512];
+
+static void
+hook_copy(char *dst, size_t len, struct evkeyvalq *h, const char *name)
+{
+	const char	*v = evhttp_find_header(h, name);
+
+	snprintf(dst, len, "%s", v != NULL ? v : "");
+}
+
+/* One POST: record it, answer 500 for the first fail_first, then 200. */
+static void
+hook_cb(struct evhttp_request *req, void *arg)
+{
+	struct hook_rx		*rx = arg;
+	struct evkeyvalq	*h = evhttp_request_get_input_headers(req);
+	struct evbuffer		*in = evhttp_request_get_input_buffer(req);
+	struct hook_req		*q;
+	size_t			 len = evbuffer_get_length(in);
+	int			 status;
+
+	pthread_mutex_lock(&rx->mu);
+	status = rx->n < rx->fail_first ? 500 : 200;
+	if (rx->n < HOOK_MAX) {
+		q = &rx->req[rx->n];
+		q->status = status;
+		hook_copy(q->sig, sizeof q->sig, h, "X-Mosgw-Signature");
+		hook_copy(q->ts, sizeof q->ts, h, "X-Mosgw-Timestamp");
+		hook_copy(q->id, sizeof q->id, h, "X-Mosgw-Event-Id");
+		hook_copy(q->ctype, sizeof q->ctype, h, "Content-Type");
+		if ((q->body = malloc(len + 1)) == NULL)
+			abort();
+		evbuffer_copyout(in, q->body, len);
+		q->body[len] = '\0';
+	}
+	rx->n++;
+	pthread_mutex_unlock(&rx->mu);
+	evhttp_send_reply(req, status, status == 200 ? "OK" : "Error", NULL);
+}
+
+/* Every 50 ms: stop when told to. */
+static void
+hook_tick(evutil_socket_t fd, short ev, void *arg)
+{
+	struct hook_rx	*rx = arg;
+
+	(void)fd;
+	(void)ev;
+	if (rx->stop)
+		event_base_loopbreak(rx->base);
+}
+
+static void *
+hook_main(void *arg)
+{
+	struct hook_rx	*rx = arg;
+
+	event_base_dispatch(rx->base);
+	return NULL;
+}
+
+static void
+hook_start(struct hook_rx *rx, int fail_first)
+{
+	struct evhttp_bound_socket	*b;
+	struct sockaddr_in		 sin;
+	socklen_t			 len = sizeof sin;
+	struct timeval			 tv = { 0, 50000 };
+
+	memset(rx, 0, sizeof *rx);
+	rx->fail_first = fail_first;
+	pthread_mutex_init(&rx->mu, NULL);
+	if ((rx->base = event_base_new()) == NULL ||
+	    (rx->http = evhttp_new(rx->base)) == NULL)
+		abort();
+	evhttp_set_gencb(rx->http, hook_cb, rx);
+	if ((b = evhttp_bind_socket_with_handle(rx->http, "127.0.0.1", 0)) ==
+	    NULL)
+		abort();
+	getsockname(evhttp_bound_socket_get_fd(b), (struct sockaddr *)&sin,
+	    &len);
+	rx->port = ntohs(sin.sin_port);
+	rx->tick = event_new(rx->base, -1, EV_PERSIST, hook_tick, rx);
+	event_add(rx->tick, &tv);
+	if (pthread_create(&rx->th, NULL, hook_main, rx) != 0)
+		abort();
+}
+
+static void
+hook_stop(struct hook_rx *rx)
+{
+	int	i;
+
+	rx->stop = 1;
+	pthread_join(rx->th, NULL);
+	event_free(rx->tick);
+	evhttp_free(rx->http);
+	event_base_free(rx->base);
+	for (i = 0; i < rx->n && i < HOOK_MAX; i++)
+		free(rx->req[i].body);
+	pthread_mutex_destroy(&rx->mu);
+}
+
+static int
+hook_count(struct hook_rx *rx)
+{
+	int	n;
+
+	pthread_mutex_lock(&rx->mu);
+	n = rx->n;
+	pthread_mutex_unlock(&rx->mu);
+	return n;
+}
+
+/* The signature a receiver computes: hex HMAC-SHA256 of ts "." body. */
+static void
+hook_expect(const char *ts, const char *body, char *out, size_t len)
+{
+	unsigned char	 mac[EVP_MAX_MD_SIZE];
+	unsigned int	 n = 0, i;
+	char		*msg;
+
+	if (asprintf(&msg, "%s.%s", ts, body) < 0)
+		abort();
+	HMAC(EVP_sha256(), SECRET, (int)strlen(SECRET),
+	    (unsigned char *)msg, strlen(msg), mac, &n);
+	free(msg);
+	snprintf(out, len, "sha256=");
+	for (i = 0; i < n; i++)
+		snprintf(out + 7 + i * 2, len - 7 - i * 2, "%02x", mac[i]);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Set-ups */
+
+static int
+setup_common(void **state, const char *sections, const char *ncs_extra)
+{
+	struct gwproc_opts	o;
+
+	memset(&o, 0, sizeof o);
+	o.api_tokens = tokens;
+	o.database_extra = "backoff_base = 100ms\nbackoff_max = 500ms\n";
+	o.sections_extra = sections;
+	o.ncs[0].extra = ncs_extra;
+	return itutil_setup_opts(state, MOS_ENC_UTF16BE, &o);
+}
+
+static int
+setup(void **state)
+{
+	/* one attempt: a NACK fails the delivery at once */
+	return setup_common(state, "[events]\nkeepalive = 500ms\n"
+	    "sse_max_clients = 3\n", "max_attempts = 1\n");
+}
+
+/* As setup, with a short request deadline. */
+static int
+setup_short(void **state)
+{
+	struct gwproc_opts	o;
+
+	memset(&o, 0, sizeof o);
+	o.api_tokens = tokens;
+	o.api_extra = "request_deadline = 1\n";
+	o.sections_extra = "[events]\nkeepalive = 500ms\n";
+	o.ncs[0].extra = "max_attempts = 1\n";
+	return itutil_setup_opts(state, MOS_ENC_UTF16BE, &o);
+}
+
+static int
+setup_slow(void **state)
+{
+	return setup_common(state, "[events]\nsse_max_buffer = 64k\n"
+	    "keepalive = 500ms\n", NULL);
+}
+
+static int
+setup_hook(void **state)
+{
+	hook_start(&hook, 2);
+	snprintf(hook_sections, sizeof hook_sections, "[webhook.rx]\n"
+	    "url = http://127.0.0.1:%u/hook?x=1\nevents = asset.delivered\n"
+	    "secret = " SECRET "\ntimeout = 2\n", hook.port);
+	if (setup_common(state, hook_sections, NULL) != 0) {
+		hook_stop(&hook);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+teardown_hook(void **state)
+{
+	int	rc = itutil_teardown(state);
+
+	hook_stop(&hook);
+	return rc;
+}
+
+static uint16_t
+api_port(void **state)
+{
+	return ((struct gwrig *)*state)->gw->api_port;
+}
+
+/* PUT an asset; asserts 202. */
+static void
+put_asset(void **state, const char *obj_id, const char *slug)
+{
+	struct httpc_resp	r;
+	char			path[128], body[256];
+
+	snprintf(path, sizeof path, "/v1/assets/%s", obj_id);
+	snprintf(body, sizeof body, "{\"objSlug\":\"%s\"}", slug);
+	if (httpc_once(api_port(state), "PUT", path, TOK_WRITE, NULL, body,
+	    &r) != 0 || r.status != 202)
+		fail_msg("PUT %s: %d %s", path, r.status, r.body != NULL ?
+		    r.body : "");
+	httpc_resp_clear(&r);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Tests */
+
+struct job_seen {
+	char	obj[32];
+	int	queued, running, done;
+};
+
+static void
+note_job(const struct sse_ev *ev, void *arg)
+{
+	struct job_seen	*j = arg;
+	json_t		*o;
+
+	if (strcmp(ev->type, "job.state") != 0 ||
+	    (o = json_loads(ev->data, 0, NULL)) == NULL)
+		return;
+	if (strcmp(ev_str(o, "objID"), j->obj) == 0 &&
+	    strcmp(ev_str(o, "kind"), "publish") == 0) {
+		j->queued += strcmp(ev_str(o, "state"), "QUEUED") == 0;
+		j->running += strcmp(ev_str(o, "state"), "RUNNING") == 0;
+		j->done += strcmp(ev_str(o, "state"), "DONE") == 0;
+		assert_true(json_integer_value(json_object_get(o, "jobId")) >
+		    0);
+	}
+	json_decref(o);
+}
+
+/* PUT -> job.state QUEUED, RUNNING, DONE and asset.delivered; a NACK. */
+static void
+test_sse_assets(void **state)
+{
+	struct gwrig		*r = *state;
+	struct ncspeer_policy	 pol;
+	struct job_seen		 js;
+	struct sse		 s;
+	struct sse_ev		 ev;
+	json_t			*o;
+	int64_t			 t0;
+
+	sse_open(&s, api_port(state), "/v1/events", NULL);
+	memset(&js, 0, sizeof js);
+	snprintf(js.obj, sizeof js.obj, "EV-1");
+	put_asset(state, "EV-1", "first");
+	o = sse_wait(r, &s, "asset.delivered", "objID", "EV-1", &ev,
+	    note_job, &js);
+	GWRIG_CHECK(r, ev.id > 0);
+	assert_string_equal(ev_str(o, "ncs"), "n1");
+	assert_string_equal(ev_str(o, "status"), "NEW");
+	assert_int_equal(json_integer_value(json_object_get(o, "objRev")), 1);
+	json_decref(o);
+	/* the job's DONE commits with (just before) its delivery */
+	GWRIG_CHECK(r, js.queued == 1 && js.running == 1 && js.done == 1);
+
+	/* the NCS refuses: asset.failed with its text */
+	memset(&pol, 0, sizeof pol);
+	pol.obj = NCSPEER_OBJ_NACK;
+	pol.nack_text = "no room for EV-2";
+	ncspeer_set_policy(r->ncs, &pol);
+	put_asset(state, "EV-2", "second");
+	o = sse_wait(r, &s, "asset.failed", "objID", "EV-2", NULL, NULL, NULL);
+	assert_string_equal(ev_str(o, "ncs"), "n1");
+	assert_int_equal(json_integer_value(json_object_get(o, "objRev")), 1);
+	if (strstr(ev_str(o, "error"), "no room for EV-2") == NULL)
+		fail_msg("asset.failed without the NACK text: %s",
+		    ev_str(o, "error"));
+	json_decref(o);
+	/*
+	 * An idle stream lives on its keepalives (every 500 ms here) well
+	 * past every timeout the API has for a connection that sends
+	 * nothing (request_deadline = 1 s, evhttp's 3 s, the stream's 2 s
+	 * for a stalled write).
+	 */
+	t0 = ncspeer_now_ms();
+	s.keepalives = 0;
+	while (ncspeer_now_ms() - t0 < 5000 && s.state != 3)
+		(void)sse_next(&s, 300, &ev);
+	GWRIG_CHECK(r, s.keepalives >= 5 && s.state != 3);
+	pol.obj = NCSPEER_OBJ_ACK;
+	ncspeer_set_policy(r->ncs, &pol);
+	put_asset(state, "EV-3", "later");
+	json_decref(sse_wait(r, &s, "job.state", "objID", "EV-3", NULL, NULL,
+	    NULL));
+	sse_close(&s);
+}
+
+struct id_log {
+	int64_t	 ids[512];
+	size_t	 n;
+};
+
+static void
+note_id(const struct sse_ev *ev, void *arg)
+{
+	struct id_log	*l = arg;
+
+	if (ev->id >= 0 && l->n < 512)
+		l->ids[l->n++] = ev->id;
+}
+
+/*
+ * Disconnect, change, reconnect with Last-Event-ID: every event after it,
+ * once, in order, none missing (ids are consecutive); ?after= the same.
+ */
+static void
+test_sse_resume(void **state)
+{
+	struct gwrig	*r = *state;
+	struct sse	 s;
+	struct sse_ev	 ev;
+	struct id_log	 a, b;
+	json_t		*o;
+	char		 hdr[64], path[64];
+	size_t		 i;
+	int64_t		 last;
+
+	sse_open(&s, api_port(state), "/v1/events", NULL);
+	put_asset(state, "RS-1", "one");
+	/* the delivery is the last event of that change */
+	json_decref(sse_wait(r, &s, "asset.delivered", "objID", "RS-1", &ev,
+	    NULL, NULL));
+	last = ev.id;
+	sse_close(&s);
+
+	put_asset(state, "RS-2", "two");
+	put_asset(state, "RS-3", "three");
+	GWRIG_CHECK(r, gwproc_wait_idle(r->gw, r->lane, WAIT_MS) == 0);
+
+	memset(&a, 0, sizeof a);
+	snprintf(hdr, sizeof hdr, "Last-Event-ID: %lld\r\n", (long long)last);
+	sse_open(&s, api_port(state), "/v1/events", hdr);
+	json_decref(sse_wait(r, &s, "asset.delivered", "objID", "RS-3", NULL,
+	    note_id, &a));
+	sse_close(&s);
+	GWRIG_CHECK(r, a.n >= 8);	/* 2 x (QUEUED RUNNING DONE delivered) */
+	for (i = 0; i < a.n; i++) {
+		if (a.ids[i] != last + 1 + (int64_t)i)
+			fail_msg("event %zu has id %lld, not %lld", i,
+			    (long long)a.ids[i], (long long)(last + 1 + i));
+	}
+
+	/* ?after= gives the same, with a filter */
+	memset(&b, 0, sizeof b);
+	snprintf(path, sizeof path, "/v1/events?after=%lld&types=asset."
+	    "delivered", (long long)last);
+	sse_open(&s, api_port(state), path, NULL);
+	o = sse_wait(r, &s, "asset.delivered", "objID", "RS-2", &ev, note_id,
+	    &b);
+	json_decref(o);
+	o = sse_wait(r, &s, "asset.delivered", "objID", "RS-3", NULL, note_id,
+	    &b);
+	json_decref(o);
+	assert_int_equal(b.n, 2);
+	sse_close(&s);
+}
+
+/* POST an NDJSON import of n assets SLOW-0 ... as the writer. */
+static void
+import(void **state, size_t n)
+{
+	struct httpc_resp	 r;
+	char			*body, *text, *p;
+	size_t			 i;
+	int			 fd, len;
+
+	if ((body = malloc(n * 64 + 1)) == NULL)
+		abort();
+	for (p = body, i = 0; i < n; i++)
+		p += sprintf(p, "{\"objID\":\"SLOW-%zu\",\"objSlug\":\"s\"}\n",
+		    i);
+	len = asprintf(&text, "POST /v1/assets:import HTTP/1.1\r\n"
+	    "Authorization: Bearer " TOK_WRITE "\r\nContent-Type: "
+	    "application/x-ndjson\r\nContent-Length: %zu\r\n\r\n%s",
+	    strlen(body), body);
+	free(body);
+	assert_true(len > 0);
+	assert_true((fd = httpc_connect(api_port(state))) >= 0);
+	assert_int_equal(httpc_write(fd, text, (size_t)len), 0);
+	free(text);
+	assert_int_equal(httpc_read(fd, &r, WAIT_MS * 2), 0);
+	close(fd);
+	if (r.status != 200 || strstr(r.body, "\"refused\":[]") == NULL)
+		fail_msg("import: %d %s", r.status, r.body);
+	httpc_resp_clear(&r);
+}
+
+/*
+ * A connection that takes little: a small receive buffer, and a small MSS
+ * so that the kernel does not give the sender a large send buffer either
+ * (on loopback it would hold megabytes).
+ */
+static int
+dial_small(uint16_t port)
+{
+	struct sockaddr_in	sin;
+	int			fd, v;
+
+	if ((fd = socket(AF_INET, SOCK_STREAM, 0)) == -1)
+		return -1;
+	v = 4096;
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof v);
+	v = 536;
+	setsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &v, sizeof v);
+	memset(&sin, 0, sizeof sin);
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons(port);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (connect(fd, (struct sockaddr *)&sin, sizeof sin) == -1) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+struct count_log {
+	int64_t	 next;		/* the id expected next */
+	size_t	 delivered;
+};
+
+static void
+note_seq(const struct sse_ev *ev, void *arg)
+{
+	struct count_log	*l = arg;
+
+	if (ev->id < 0)
+		return;
+	if (ev->id != l->next)
+		fail_msg("event id %lld, expected %lld", (long long)ev->id,
+		    (long long)l->next);
+	l->next++;
+	l->delivered += strcmp(ev->type, "asset.delivered") == 0;
+}
+
+/*
+ * A client that does not read is disconnected once its backlog passes
+ * sse_max_buffer; it comes back with Last-Event-ID and gets everything
+ * after it: consecutive ids, every delivery, no gap.
+ */
+static void
+test_sse_slow(void **state)
+{
+	struct gwrig		*r = *state;
+	struct count_log	 l;
+	struct sse		 s;
+	struct sse_ev		 ev;
+	char			 req[512];
+	long			 at;
+	int			 fd;
+	size_t			 n = 3000;
+
+	at = (long)gwproc_log_size(r->gw);
+	fd = dial_small(api_port(state));
+	assert_true(fd >= 0);
+	snprintf(req, sizeof req, "GET /v1/events?after=0 HTTP/1.1\r\n"
+	    "Host: 127.0.0.1\r\nAuthorization: Bearer " TOK_READ "\r\n\r\n");
+	assert_int_equal(httpc_write(fd, req, strlen(req)), 0);
+	GWRIG_CHECK(r, gwproc_log_wait(r->gw, at, WAIT_MS, "event=api.sse",
+	    "action=open", NULL) > 0);
+	import(state, n);
+	GWRIG_CHECK(r, gwproc_log_wait(r->gw, at, WAIT_MS * 2,
+	    "event=api.sse", "action=dropped", NULL) > 0);
+	close(fd);
+	GWRIG_CHECK(r, gwproc_wait_idle(r->gw, r->lane, WAIT_MS * 4) == 0);
+
+	/* it read nothing: it resumes from 0 and gets it all */
+	memset(&l, 0, sizeof l);
+	l.next = 1;
+	sse_open(&s, api_port(state), "/v1/events", "Last-Event-ID: 0\r\n");
+	while (l.delivered < n) {
+		if (sse_next(&s, WAIT_MS, &ev) != 0) {
+			gwrig_dump(r, "stream ended", __FILE__, __LINE__);
+			fail_msg("after %zu deliveries, no more events",
+			    l.delivered);
+		}
+		if (strcmp(ev.type, "gap") == 0)
+			fail_msg("a gap: %s", ev.data);
+		note_seq(&ev, &l);
+	}
+	sse_close(&s);
+	assert_int_equal(l.delivered, n);
+}
+
+/*
+ * The NCS's running-order changes: ro.changed once each is stored. A
+ * change made with mosctl on the database (another process) reaches the
+ * stream too.
+ */
+static void
+test_sse_ro(void **state)
+{
+	struct gwrig			*r = *state;
+	const struct ncspeer_frame	*f;
+	struct sse			 s;
+	json_t				*o;
+	char				*text;
+	int				 c;
+
+	sse_open(&s, api_port(state), "/v1/events?types=ro.changed,"
+	    "job.state", NULL);
+	c = gwrig_dial(r, NCSPEER_UPPER);
+	GWRIG_CHECK(r, c > 0);
+	text = itutil_frame_text("mosgw.test", "NCSPEER", 77, "<roCreate>"
+	    "<roID>R-EV</roID><roSlug>Six</roSlug><story><storyID>S1"
+	    "</storyID></story></roCreate>");
+	f = itutil_send_text(r, c, 77, text, WAIT_MS);
+	free(text);
+	GWRIG_CHECK(r, f != NULL);
+	o = sse_wait(r, &s, "ro.changed", "roID", "R-EV", NULL, NULL, NULL);
+	assert_string_equal(ev_str(o, "ncs"), "n1");
+	assert_string_equal(ev_str(o, "change"), "roCreate");
+	json_decref(o);
+	GWRIG_CHECK(r, gwproc_asset_put(r->gw, "CTL-1", "by mosctl") == 0);
+	o = sse_wait(r, &s, "job.state", "objID", "CTL-1", NULL, NULL, NULL);
+	assert_string_equal(ev_str(o, "state"), "QUEUED");
+	json_decref(o);
+	sse_close(&s);
+}
+
+/* The NCS goes away: link.state down, with why; back: up. */
+static void
+test_sse_link(void **state)
+{
+	struct gwrig	*r = *state;
+	struct sse	 s;
+	json_t		*o;
+
+	sse_open(&s, api_port(state), "/v1/events?types=link.state", NULL);
+	ncspeer_down(r->ncs, true);
+	o = sse_wait(r, &s, "link.state", "state", "down", NULL, NULL, NULL);
+	assert_string_equal(ev_str(o, "ncs"), "n1");
+	assert_string_equal(ev_str(o, "target"), "primary");
+	GWRIG_CHECK(r, strcmp(ev_str(o, "port"), "lower") == 0 ||
+	    strcmp(ev_str(o, "port"), "upper") == 0);
+	GWRIG_CHECK(r, *ev_str(o, "why") != '\0');
+	json_decref(o);
+	assert_int_equal(ncspeer_up(r->ncs), 0);
+	o = sse_wait(r, &s, "link.state", "state", "up", NULL, NULL, NULL);
+	json_decref(o);
+	sse_close(&s);
+}
+
+/* Tokens, parameters, methods and the number of streams. */
+static void
+test_sse_bad(void **state)
+{
+	struct httpc_resp	 r;
+	struct sse		 s[3];
+	int			 i, st;
+	int64_t			 t0;
+	uint16_t		 port = api_port(state);
+
+	assert_int_equal(httpc_once(port, "GET", "/v1/events", NULL, NULL,
+	    NULL, &r), 0);
+	assert_int_equal(r.status, 401);
+	httpc_resp_clear(&r);
+	assert_int_equal(httpc_once(port, "GET", "/v1/events",
+	    "read-token-0123456780", NULL, NULL, &r), 0);
+	assert_int_equal(r.status, 401);
+	httpc_resp_clear(&r);
+	assert_int_equal(httpc_once(port, "POST", "/v1/events", TOK_WRITE,
+	    NULL, "{}", &r), 0);
+	assert_int_equal(r.status, 405);
+	httpc_resp_clear(&r);
+	assert_int_equal(httpc_once(port, "GET", "/v1/events?types=asset.x",
+	    TOK_READ, NULL, NULL, &r), 0);
+	assert_int_equal(r.status, 422);
+	assert_non_null(strstr(r.body, "asset.x"));
+	assert_non_null(strstr(r.body, "\"field\":\"types\""));
+	httpc_resp_clear(&r);
+	assert_int_equal(httpc_once(port, "GET", "/v1/events?after=-3",
+	    TOK_READ, NULL, NULL, &r), 0);
+	assert_int_equal(r.status, 422);
+	httpc_resp_clear(&r);
+	assert_int_equal(httpc_once(port, "GET", "/v1/events", TOK_READ,
+	    "Last-Event-ID: 12x\r\n", NULL, &r), 0);
+	assert_int_equal(r.status, 422);
+	assert_non_null(strstr(r.body, "Last-Event-ID"));
+	httpc_resp_clear(&r);
+
+	/* sse_max_clients = 3: a fourth stream is refused */
+	for (i = 0; i < 3; i++)
+		sse_open(&s[i], port, "/v1/events", NULL);
+	assert_int_equal(httpc_once(port, "GET", "/v1/events", TOK_READ, NULL,
+	    NULL, &r), 0);
+	assert_int_equal(r.status, 503);
+	assert_non_null(strstr(r.body, "sse_max_clients"));
+	httpc_resp_clear(&r);
+	/* a closed stream frees its place (seen at the latest keepalive) */
+	sse_close(&s[0]);
+	t0 = ncspeer_now_ms();
+	while ((st = sse_try(&s[0], port, "/v1/events", NULL)) == 503 &&
+	    ncspeer_now_ms() - t0 < WAIT_MS) {
+		sse_close(&s[0]);
+		usleep(100000);
+	}
+	assert_int_equal(st, 200);
+	for (i = 0; i < 3; i++)
+		sse_close(&s[i]);
+}
+
+/*
+ * A webhook whose receiver fails the first two POSTs: the third is
+ * accepted, the job is DONE, nothing more is posted; every POST carries
+ * the same event and a valid signature; the webhook's own job.state
+ * events make no new webhook jobs.
+ */
+static void
+test_webhook(void **state)
+{
+	struct gwrig	*r = *state;
+	struct hook_req	*q;
+	json_t		*o;
+	char		 want[160];
+	int64_t		 t0;
+	int		 i;
+
+	put_asset(state, "WH-1", "hooked");
+	GWRIG_CHECK(r, gwproc_wait_jobs(r->gw, "webhook:rx", QUEUE_DONE, 1,
+	    WAIT_MS) == 1);
+	GWRIG_CHECK(r, hook_count(&hook) == 3);
+	/* nothing more comes (the receiver's answers are events too) */
+	t0 = ncspeer_now_ms();
+	while (ncspeer_now_ms() - t0 < 1500)
+		usleep(100000);
+	GWRIG_CHECK(r, hook_count(&hook) == 3);
+	GWRIG_CHECK(r, gwproc_job_count(r->gw, "webhook:rx", -1) == 1);
+	for (i = 0; i < 3; i++) {
+		q = &hook.req[i];
+		assert_int_equal(q->status, i < 2 ? 500 : 200);
+		assert_string_equal(q->ctype, "application/json");
+		hook_expect(q->ts, q->body, want, sizeof want);
+		if (strcmp(q->sig, want) != 0)
+			fail_msg("POST %d: signature %s, expected %s", i,
+			    q->sig, want);
+		o = json_loads(q->body, 0, NULL);
+		assert_non_null(o);
+		assert_string_equal(ev_str(o, "type"), "asset.delivered");
+		assert_string_equal(ev_str(json_object_get(o, "data"),
+		    "objID"), "WH-1");
+		assert_int_equal(json_integer_value(json_object_get(o, "id")),
+		    strtoll(q->id, NULL, 10));
+		assert_string_equal(q->id, hook.req[0].id);
+		json_decref(o);
+	}
+	/* a tampered body does not verify */
+	hook_expect(hook.req[2].ts, "{\"id\":0}", want, sizeof want);
+	assert_string_not_equal(hook.req[2].sig, want);
+	GWRIG_CHECK(r, gwproc_log_count(r->gw, 0, "event=webhook.retry",
+	    "status=500", NULL) == 2);
+}
+
+static int
+setup_reload(void **state)
+{
+	hook_start(&hook, 0);
+	if (setup_common(state, NULL, NULL) != 0) {
+		hook_stop(&hook);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * SIGHUP adds a webhook: it gets the events after the reload, not the
+ * earlier ones; a bad webhook section is refused and the running one
+ * stays; removing it stops the posts.
+ */
+static void
+test_webhook_reload(void **state)
+{
+	struct gwrig	*r = *state;
+	long		 mark;
+	json_t		*o;
+	int64_t		 t0;
+
+	put_asset(state, "HUP-0", "before");
+	GWRIG_CHECK(r, gwproc_wait_idle(r->gw, r->lane, WAIT_MS) == 0);
+	snprintf(hook_sections, sizeof hook_sections, "[webhook.rx]\n"
+	    "url = http://127.0.0.1:%u/\nevents = asset.delivered\n"
+	    "secret = " SECRET "\n", hook.port);
+	r->gw->opts.sections_extra = hook_sections;
+	GWRIG_CHECK(r, gwproc_write_config(r->gw) == 0);
+	mark = (long)gwproc_log_size(r->gw);
+	GWRIG_CHECK(r, gwproc_signal(r->gw, SIGHUP) == 0);
+	GWRIG_CHECK(r, gwproc_log_wait(r->gw, mark, WAIT_MS,
+	    "event=config.reload", "result=applied", NULL) != -1);
+	put_asset(state, "HUP-1", "after");
+	GWRIG_CHECK(r, gwproc_wait_jobs(r->gw, "webhook:rx", QUEUE_DONE, 1,
+	    WAIT_MS) == 1);
+	GWRIG_CHECK(r, hook_count(&hook) == 1);
+	o = json_loads(hook.req[0].body, 0, NULL);
+	assert_non_null(o);
+	assert_string_equal(ev_str(json_object_get(o, "data"), "objID"),
+	    "HUP-1");
+	json_decref(o);
+
+	/* a bad section: refused, the webhook goes on */
+	r->gw->opts.sections_extra = "[webhook.rx]\nurl = https://x/\n"
+	    "events = *\nsecret = s\n";
+	GWRIG_CHECK(r, gwproc_write_config(r->gw) == 0);
+	mark = (long)gwproc_log_size(r->gw);
+	GWRIG_CHECK(r, gwproc_signal(r->gw, SIGHUP) == 0);
+	GWRIG_CHECK(r, gwproc_log_wait(r->gw, mark, WAIT_MS,
+	    "event=config.reload", "result=rejected", NULL) != -1);
+	put_asset(state, "HUP-2", "still");
+	GWRIG_CHECK(r, gwproc_wait_jobs(r->gw, "webhook:rx", QUEUE_DONE, 2,
+	    WAIT_MS) == 2);
+
+	/* removed: no more jobs for it */
+	r->gw->opts.sections_extra = NULL;
+	GWRIG_CHECK(r, gwproc_write_config(r->gw) == 0);
+	mark = (long)gwproc_log_size(r->gw);
+	GWRIG_CHECK(r, gwproc_signal(r->gw, SIGHUP) == 0);
+	GWRIG_CHECK(r, gwproc_log_wait(r->gw, mark, WAIT_MS,
+	    "event=webhook.config", "action=retired", NULL) != -1);
+	put_asset(state, "HUP-3", "gone");
+	GWRIG_CHECK(r, gwproc_wait_idle(r->gw, r->lane, WAIT_MS) == 0);
+	t0 = ncspeer_now_ms();
+	while (ncspeer_now_ms() - t0 < 1000)
+		usleep(100000);
+	GWRIG_CHECK(r, gwproc_job_count(r->gw, "webhook:rx", -1) == 2);
+	GWRIG_CHECK(r, hook_count(&hook) == 2);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_sse_assets, setup_short,
+		    itutil_teardown),
+		cmocka_unit_test_setup_teardown(test_sse_resume, setup,
+		    itutil_teardown),
+		cmocka_unit_test_setup_teardown(test_sse_link, setup,
+		    itutil_teardown),
+		cmocka_unit_test_setup_teardown(test_sse_ro, setup,
+		    itutil_teardown),
+		cmocka_unit_test_setup_teardown(test_sse_bad, setup,
+		    itutil_teardown),
+		cmocka_unit_test_setup_teardown(test_sse_slow, setup_slow,
+		    itutil_teardown),
+		cmocka_unit_test_setup_teardown(test_webhook, setup_hook,
+		    teardown_hook),
+		cmocka_unit_test_setup_teardown(test_webhook_reload,
+		    setup_reload, teardown_hook),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
