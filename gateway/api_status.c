@@ -212,18 +212,19 @@ html_bytes(struct sbuf *sb, const char *s, size_t len)
 	sbuf_free(&e);
 }
 
-/* A wall-clock time in ms as ISO text. */
+/* A wall-clock time in ms: "2026-12-01 10:00:00", ISO in its title. */
 static void
 html_time(struct sbuf *sb, int64_t ms)
 {
-	char	buf[40];
+	char	iso[40];
 
 	if (ms <= 0) {
 		sbuf_puts(sb, "&ndash;");
 		return;
 	}
-	util_iso_ms(ms, buf, sizeof buf);
-	html(sb, buf);
+	util_iso_ms(ms, iso, sizeof iso);
+	sbuf_printf(sb, "<time datetime=\"%s\" title=\"%s\">%.10s %.8s"
+	    "</time>", iso, iso, iso, iso + 11);
 }
 
 static const char page_head[] =
