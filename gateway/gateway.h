@@ -6,8 +6,9 @@
  * (link.c, ncs.c), the publisher that turns queued asset changes into
  * mosObj messages (publisher.c) and the profile handlers (profile0.c,
  * profile1.c). Everything durable lives in one SQLite file shared with
- * the job queue (gwdb.c, catalog.c, msgid.c, history.c). main.c only
- * sequences startup and shutdown (gw.c).
+ * the job queue (gwdb.c, catalog.c, msgid.c, history.c). The HTTP API
+ * (api.c, api_*.c) serves on the same loop; metrics.c counts what happens
+ * for GET /metrics. main.c only sequences startup and shutdown (gw.c).
  */
 #ifndef GATEWAY_H
 #define GATEWAY_H
@@ -1487,8 +1488,6 @@ void	 metrics_count(enum metric, const char *, const char *, const char *);
 void	 metrics_observe(enum metric, const char *, double);
 /* A MOS message in or out, by its type name (history_add calls it). */
 void	 metrics_message(const char *type, enum history_dir);
-/* The current count of a series (tests). */
-uint64_t metrics_value(enum metric, const char *, const char *, const char *);
 void	 metrics_reset(void);
 /* A label value with \, \" and \n escaped, appended to sb. */
 void	 metrics_label_value(struct sbuf *, const char *);
@@ -1500,8 +1499,6 @@ void	 metrics_render(struct gw *, struct sbuf *);
  * first refresh.
  */
 void	 metrics_refresh(struct gw *, void (*fn)(void *), void *arg);
-/* The cached queue statistics, NULL before the first refresh. */
-const struct queue_stats *metrics_queue_stats(void);
 
 /* api_status.c: GET /metrics, GET /readyz, the status page GET /. */
 void	 api_metrics(struct api_req *);

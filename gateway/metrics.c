@@ -193,14 +193,6 @@ metrics_message(const char *type, enum history_dir dir)
 		met.msgs[t][dir == HISTORY_OUT ? 1 : 0]++;
 }
 
-uint64_t
-metrics_value(enum metric m, const char *a, const char *b, const char *c)
-{
-	struct met_series	*s = met_series(m, a, b, c);
-
-	return s != NULL ? s->n : 0;
-}
-
 void
 metrics_reset(void)
 {
@@ -602,10 +594,4 @@ metrics_refresh(struct gw *gw, void (*fn)(void *), void *arg)
 	w->arg = arg;
 	w->next = met.waiters;
 	met.waiters = w;
-}
-
-const struct queue_stats *
-metrics_queue_stats(void)
-{
-	return met.have_db ? &met.db.st : NULL;
 }
