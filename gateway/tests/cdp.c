@@ -92,7 +92,8 @@ cdp_read(struct cdp *c, long long deadline)
 	long long	 left;
 
 	for (;;) {
-		if ((nul = memchr(c->buf, '\0', c->len)) != NULL) {
+		if (c->len > 0 && (nul = memchr(c->buf, '\0', c->len)) !=
+		    NULL) {
 			n = (size_t)(nul - c->buf) + 1;
 			m = json_loads(c->buf, 0, NULL);
 			memmove(c->buf, c->buf + n, c->len - n);
@@ -162,6 +163,7 @@ cdp_call(struct cdp *c, bool browser, const char *method, json_t *params,
 {
 	long long	 deadline = cdp_now_ms() + timeout_ms;
 	json_t		*m, *res;
+	char		*err;
 	int		 id;
 
 	if ((id = cdp_command(c, browser, method, params)) < 0)
@@ -174,9 +176,11 @@ cdp_call(struct cdp *c, bool browser, const char *method, json_t *params,
 		}
 		if ((res = json_object_get(m, "result")) != NULL)
 			json_incref(res);
-		else
-			fprintf(stderr, "cdp: %s: %s\n", method, json_dumps(
-			    json_object_get(m, "error"), JSON_COMPACT));
+		else if ((err = json_dumps(json_object_get(m, "error"),
+		    JSON_COMPACT)) != NULL) {
+			fprintf(stderr, "cdp: %s: %s\n", method, err);
+			free(err);
+		}
 		json_decref(m);
 		return res;
 	}

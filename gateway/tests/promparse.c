@@ -110,14 +110,28 @@ canon(char **names, char **vals, size_t n, const char *skip)
 	return out;
 }
 
-/* One sample line into s. 0 or -1. */
-static int
-parse_sample(struct prom *p, int ln, char *line, struct prom_sample *s)
+static void
+sample_free(struct prom_sample *s)
 {
-	char	*c = line, *start, *v, *e;
-	size_t	 i;
+	size_t	j;
 
+	free(s->name);
+	free(s->labels);
+	for (j = 0; j < s->nl; j++) {
+		free(s->lnames[j]);
+		free(s->lvals[j]);
+	}
 	memset(s, 0, sizeof *s);
+}
+
+/* One sample line into p->part (prom_free frees it on failure). 0 or -1. */
+static int
+parse_sample(struct prom *p, int ln, char *line)
+{
+	struct prom_sample	*s = &p->part;
+	char			*c = line, *start, *v, *e;
+	size_t			 i;
+
 	while (*c != '\0' && *c != '{' && *c != ' ')
 		c++;
 	if (!name_ok(line, (size_t)(c - line), true))
@@ -134,16 +148,18 @@ parse_sample(struct prom *p, int ln, char *line, struct prom_sample *s)
 				return prom_fail(p, ln, "bad label name");
 			if (s->nl == 8)
 				return prom_fail(p, ln, "too many labels");
+			/* counted at once, so that prom_free frees them */
 			s->lnames[s->nl] = strndup(start, (size_t)(c - start));
-			for (i = 0; i < s->nl; i++)
-				if (strcmp(s->lnames[i], s->lnames[s->nl]) == 0)
+			v = s->lvals[s->nl] = calloc(1, strlen(c) + 1);
+			s->nl++;
+			for (i = 0; i + 1 < s->nl; i++)
+				if (strcmp(s->lnames[i], s->lnames[s->nl - 1]) ==
+				    0)
 					return prom_fail(p, ln, "label %s twice",
 					    s->lnames[i]);
 			if (*++c != '"')
 				return prom_fail(p, ln, "label value not quoted");
 			c++;
-			v = s->lvals[s->nl] = calloc(1, strlen(c) + 1);
-			s->nl++;
 			while (*c != '"') {
 				if (*c == '\0' || *c == '\n')
 					return prom_fail(p, ln, "unterminated "
@@ -272,15 +288,16 @@ int
 prom_parse(struct prom *p, const char *text, const char *prefix)
 {
 	struct fam	 fams[PROM_MAX_FAMILIES], *f, *cur = NULL;
-	char		*copy = strdup(text), *line, *next, *w, *rest;
+	char		*line, *next, *w, *rest;
 	size_t		 nf = 0, i;
 	int		 ln = 0;
 	struct prom_sample s;
 
 	memset(p, 0, sizeof *p);
+	p->copy = strdup(text);
 	if (*text == '\0' || text[strlen(text) - 1] != '\n')
 		return prom_fail(p, 0, "the text must end with a newline");
-	for (line = copy; *line != '\0'; line = next) {
+	for (line = p->copy; *line != '\0'; line = next) {
 		ln++;
 		next = strchr(line, '\n');
 		*next++ = '\0';
@@ -337,12 +354,11 @@ prom_parse(struct prom *p, const char *text, const char *prefix)
 				    "_total", w);
 			continue;
 		}
-		if (parse_sample(p, ln, line, &s) != 0) {
-			free(copy);
+		if (parse_sample(p, ln, line) != 0)
 			return -1;
-		}
 		p->s = realloc(p->s, (p->n + 1) * sizeof *p->s);
-		p->s[p->n++] = s;
+		s = p->s[p->n++] = p->part;
+		memset(&p->part, 0, sizeof p->part);
 		if ((f = find_fam(fams, nf, s.name)) == NULL ||
 		    f->type[0] == '\0')
 			return prom_fail(p, ln, "%s: sample before its TYPE",
@@ -361,7 +377,6 @@ prom_parse(struct prom *p, const char *text, const char *prefix)
 		if (strcmp(f->type, "counter") == 0 && s.value < 0)
 			return prom_fail(p, ln, "negative counter");
 	}
-	free(copy);
 	for (i = 0; i < nf; i++) {
 		if (fams[i].type[0] == '\0')
 			return prom_fail(p, 0, "%s: no TYPE", fams[i].name);
@@ -375,17 +390,13 @@ prom_parse(struct prom *p, const char *text, const char *prefix)
 void
 prom_free(struct prom *p)
 {
-	size_t	i, j;
+	size_t	i;
 
-	for (i = 0; i < p->n; i++) {
-		free(p->s[i].name);
-		free(p->s[i].labels);
-		for (j = 0; j < p->s[i].nl; j++) {
-			free(p->s[i].lnames[j]);
-			free(p->s[i].lvals[j]);
-		}
-	}
+	for (i = 0; i < p->n; i++)
+		sample_free(&p->s[i]);
+	sample_free(&p->part);
 	free(p->s);
+	free(p->copy);
 	memset(p, 0, sizeof *p);
 }
 

@@ -28,9 +28,11 @@ struct prom {
 	size_t			 n;
 	char			 err[256];	/* why it is refused */
 	int			 line;		/* where */
+	char			*copy;		/* the text, cut into lines */
+	struct prom_sample	 part;		/* a sample being parsed */
 };
 
-/* Parse text; 0, or -1 with err and line set. Free with prom_free. */
+/* Parse text; 0, or -1 with err and line set. prom_free it either way. */
 int	 prom_parse(struct prom *, const char *text, const char *prefix);
 void	 prom_free(struct prom *);
 /*

@@ -118,6 +118,8 @@ test_checker(void **state)
 		"# TYPE mosgw_x_total counter\nmosgw_x_total{a=\"b} 1\n",
 		"# TYPE mosgw_x_total counter\nmosgw_x_total{1a=\"b\"} 1\n",
 		"# TYPE mosgw_x_total counter\nmosgw_x_total{a=b} 1\n",
+		"# TYPE mosgw_x_total counter\n"
+		    "mosgw_x_total{a=\"1\",a=\"2\"} 1\n",	/* label twice */
 		"# TYPE mosgw_x_total counter\nmosgw_x_total one\n",
 		"# TYPE mosgw_x_total counter\nmosgw_x_total 1\n"
 		    "mosgw_x_total 2\n",			/* twice */
