@@ -135,7 +135,7 @@ api_readyz(struct api_req *r)
 	const char	*why = api_not_ready(gw);
 	json_t		*o, *a = json_array();
 
-	TAILQ_FOREACH(n, &gw->ncs, entry)
+	for (n = TAILQ_FIRST(&gw->ncs); n != NULL; n = TAILQ_NEXT(n, entry))
 		json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:o}",
 		    "name", n->conf->name, "state", readyz_ncs_state(n),
 		    "active", n->active == 0 ? "primary" : "buddy", "links",

@@ -335,37 +335,38 @@ met_family_render(struct sbuf *sb, const struct met_family *f)
 static const char *const link_states[] = { "down", "connecting", "up",
     "degraded", "sleeping" };
 
+/* One sample per possible state of a link (NULL: none). */
+static void
+met_link_state(struct sbuf *sb, const struct ncs *n, const struct link *l)
+{
+	size_t	k;
+
+	if (l == NULL)
+		return;
+	for (k = 0; k < nitems(link_states); k++)
+		met_samplev(sb, "mosgw_link_state", l->state ==
+		    (enum link_state)k ? 1 : 0, "ncs", n->conf->name, "port",
+		    gw_port_name(l->port), "target", l->target == 0 ?
+		    "primary" : "buddy", "state", link_states[k],
+		    (char *)NULL);
+}
+
 /* The links: state (one sample per possible state), heartbeats. */
 static void
 met_links(struct sbuf *sb, struct gw *gw)
 {
 	struct ncs	*n;
-	struct link	*l, *all[5];
-	const char	*port, *target, *name;
-	size_t		 i, k, nl;
+	struct link	*l;
+	size_t		 i;
 	int64_t		 now = util_now_ms();
 
 	met_head(sb, "mosgw_link_state", "gauge", "1 for the state each "
 	    "link to an NCS is in (down, connecting, up, degraded, "
 	    "sleeping), 0 for the others.");
 	TAILQ_FOREACH(n, &gw->ncs, entry) {
-		nl = 0;
 		for (i = 0; i < 4; i++)
-			if ((l = n->link[i / 2][i % 2]) != NULL)
-				all[nl++] = l;
-		if (n->qlink != NULL)
-			all[nl++] = n->qlink;
-		for (i = 0; i < nl; i++) {
-			l = all[i];
-			name = n->conf->name;
-			port = gw_port_name(l->port);
-			target = l->target == 0 ? "primary" : "buddy";
-			for (k = 0; k < nitems(link_states); k++)
-				met_samplev(sb, "mosgw_link_state",
-				    l->state == (enum link_state)k ? 1 : 0,
-				    "ncs", name, "port", port, "target",
-				    target, "state", link_states[k], NULL);
-		}
+			met_link_state(sb, n, n->link[i / 2][i % 2]);
+		met_link_state(sb, n, n->qlink);
 	}
 	met_head(sb, "mosgw_heartbeats_total", "counter", "Heartbeats of "
 	    "ours the NCS answered, per link (since it was set up).");
@@ -376,7 +377,7 @@ met_links(struct sbuf *sb, struct gw *gw)
 			met_samplev(sb, "mosgw_heartbeats_total",
 			    (double)l->hb_ok, "ncs", n->conf->name, "port",
 			    gw_port_name(l->port), "target", l->target == 0 ?
-			    "primary" : "buddy", NULL);
+			    "primary" : "buddy", (char *)NULL);
 		}
 	}
 	met_head(sb, "mosgw_heartbeat_age_seconds", "gauge", "Time since the "
@@ -391,7 +392,7 @@ met_links(struct sbuf *sb, struct gw *gw)
 			    (double)(now - l->hb_ok_ms) / 1000, "ncs",
 			    n->conf->name, "port", gw_port_name(l->port),
 			    "target", l->target == 0 ? "primary" : "buddy",
-			    NULL);
+			    (char *)NULL);
 		}
 	}
 }
@@ -412,7 +413,7 @@ met_messages(struct sbuf *sb)
 			met_samplev(sb, "mosgw_messages_total",
 			    (double)met.msgs[t][d], "type",
 			    mos_type_name((enum mos_type)t), "direction",
-			    dirs[d], NULL);
+			    dirs[d], (char *)NULL);
 		}
 	}
 }
@@ -435,30 +436,30 @@ met_db_render(struct sbuf *sb)
 			if (d->kinds[i].state == s)
 				met_samplev(sb, "mosgw_queue_jobs",
 				    (double)d->kinds[i].n, "state", state,
-				    "kind", d->kinds[i].kind, NULL);
+				    "kind", d->kinds[i].kind, (char *)NULL);
 	}
 	met_head(sb, "mosgw_queue_oldest_due_age_seconds", "gauge", "Age "
 	    "of the oldest job that is due and waiting (0 if none).");
 	met_samplev(sb, "mosgw_queue_oldest_due_age_seconds",
-	    (double)d->st.oldest_due_age_ms / 1000, NULL);
+	    (double)d->st.oldest_due_age_ms / 1000, (char *)NULL);
 	met_head(sb, "mosgw_queue_retries_total", "counter", "Jobs put back "
 	    "to be tried again after a failure (all time, from the "
 	    "database).");
 	met_samplev(sb, "mosgw_queue_retries_total", (double)d->st.retries,
-	    NULL);
+	    (char *)NULL);
 	met_head(sb, "mosgw_queue_rescues_total", "counter", "Jobs taken "
 	    "back from a worker whose lease expired (all time, from the "
 	    "database).");
 	met_samplev(sb, "mosgw_queue_rescues_total", (double)d->st.rescues,
-	    NULL);
+	    (char *)NULL);
 	met_head(sb, "mosgw_database_size_bytes", "gauge", "Size of the "
 	    "database file with its write-ahead log.");
 	met_samplev(sb, "mosgw_database_size_bytes", (double)d->db_bytes,
-	    NULL);
+	    (char *)NULL);
 	met_head(sb, "mosgw_history_size_bytes", "gauge", "Bytes the message "
 	    "history holds (as counted for [database] history_max_bytes).");
 	met_samplev(sb, "mosgw_history_size_bytes", (double)d->hist_bytes,
-	    NULL);
+	    (char *)NULL);
 }
 
 void
@@ -467,11 +468,11 @@ metrics_render(struct gw *gw, struct sbuf *sb)
 	size_t	f;
 
 	met_head(sb, "mosgw_up", "gauge", "1 while the gateway runs.");
-	met_samplev(sb, "mosgw_up", 1, NULL);
+	met_samplev(sb, "mosgw_up", 1, (char *)NULL);
 	met_head(sb, "mosgw_start_time_seconds", "gauge", "When the gateway "
 	    "started, in seconds since 1970.");
 	met_samplev(sb, "mosgw_start_time_seconds",
-	    (double)gw->started_ms / 1000, NULL);
+	    (double)gw->started_ms / 1000, (char *)NULL);
 	met_links(sb, gw);
 	met_messages(sb);
 	for (f = 0; f < nitems(families); f++)
@@ -479,14 +480,14 @@ metrics_render(struct gw *gw, struct sbuf *sb)
 	met_head(sb, "mosgw_inbound_connections", "gauge", "Connections the "
 	    "NCSs have open to our ports.");
 	met_samplev(sb, "mosgw_inbound_connections", (double)gw->nsessions,
-	    NULL);
+	    (char *)NULL);
 	if (met.have_db)
 		met_db_render(sb);
 	met_head(sb, "mosgw_metrics_series_dropped_total", "counter",
 	    "Counter increments not kept because a family had too many "
 	    "series.");
 	met_samplev(sb, "mosgw_metrics_series_dropped_total",
-	    (double)met.dropped, NULL);
+	    (double)met.dropped, (char *)NULL);
 }
 
 /* ------------------------------------------------------------------------ */

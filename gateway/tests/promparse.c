@@ -89,7 +89,7 @@ cmp_pair(const void *a, const void *b)
 static char *
 canon(char **names, char **vals, size_t n, const char *skip)
 {
-	char	*pairs[8], *out;
+	char	*pairs[8] = { NULL }, *out;
 	size_t	 i, m = 0, len = 1;
 
 	for (i = 0; i < n; i++) {

@@ -221,7 +221,7 @@ test_page_requeue(void **state)
 	rig = t->rig;
 	ncspeer_down(rig->ncs, false);
 	GWRIG_CHECK(rig, gwproc_log_wait(rig->gw, 0, STEP_MS, "event=link.down",
-	    "port=lower", NULL) >= 0);
+	    "port=lower", (char *)NULL) >= 0);
 	load(t);
 	if (cdp_click(&t->cdp, "button.requeue", STEP_MS) != 0)
 		fail_msg("no Requeue button to click");

@@ -302,7 +302,7 @@ test_readyz_removed(void **state)
 	} else
 		printf("# the gateway stopped before /readyz answered\n");
 	GWRIG_CHECK(rig, gwproc_log_wait(rig->gw, 0, DEADLINE_MS,
-	    "event=db.lost", NULL) >= 0);
+	    "event=db.lost", (char *)NULL) >= 0);
 	t0 = ncspeer_now_ms();
 	while (gwproc_running(rig->gw)) {
 		GWRIG_CHECK(rig, ncspeer_now_ms() - t0 < DEADLINE_MS);
