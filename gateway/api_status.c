@@ -18,12 +18,14 @@
 #include <unistd.h>
 
 #include <jansson.h>
+#include <sqlite3.h>
 
 #include "gateway/gateway.h"
 
 #define STATUS_FAILED_MAX	50	/* failed jobs on the page */
 #define STATUS_HISTORY_MAX	25	/* latest messages on the page */
 #define STATUS_PAYLOAD_MAX	120	/* bytes of a job's payload shown */
+#define STATUS_HISTORY_SCAN	2000	/* newest history rows looked at */
 
 /* ------------------------------------------------------------------------ */
 /* GET /metrics */
@@ -150,16 +152,75 @@ api_readyz(struct api_req *r)
 /* ------------------------------------------------------------------------ */
 /* GET /: the status page */
 
+/* A message of the history, without its XML. */
+struct page_msg {
+	int64_t		 t_ms;
+	char		 ncs[64];
+	char		 port[8];
+	char		 dir[4];
+	int32_t		 message_id;
+	char		 type[64];
+	char		 outcome[64];
+};
+
 struct page_task {
 	struct api_req		*r;
 	struct queue_stats	 st;
 	struct queue_job	*failed;
 	size_t			 nfailed;
-	struct history_rec	*hist;
+	struct page_msg		 hist[STATUS_HISTORY_MAX];
 	size_t			 nhist;
+	int64_t			 heartbeats;	/* left out of hist */
 	struct rostore_row	*ros;
 	size_t			 nros;
 };
+
+/* A text column into a buffer ("" for NULL). */
+static void
+page_col(sqlite3_stmt *st, int i, char *buf, size_t len)
+{
+	const char	*s = (const char *)sqlite3_column_text(st, i);
+
+	util_strlcpy(buf, s != NULL ? s : "", len);
+}
+
+/*
+ * The latest messages but heartbeats (counted instead), among the newest
+ * STATUS_HISTORY_SCAN rows, without their XML.
+ */
+static int
+page_history_run(struct gwdb *g, struct page_task *t)
+{
+	sqlite3_stmt	*st;
+	struct page_msg	*m;
+	int		 rc;
+
+	if ((rc = sqlite3_prepare_v2(g->db, "SELECT t_ms, ncs, port, dir, "
+	    "message_id, type, outcome FROM history WHERE id > (SELECT "
+	    "coalesce(max(id), 0) FROM history) - ?1 ORDER BY id DESC", -1,
+	    &st, NULL)) != SQLITE_OK)
+		return gwdb_rc(rc);
+	sqlite3_bind_int(st, 1, STATUS_HISTORY_SCAN);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (strcmp((const char *)sqlite3_column_text(st, 5),
+		    "heartbeat") == 0) {
+			t->heartbeats++;
+			continue;
+		}
+		if (t->nhist == STATUS_HISTORY_MAX)
+			continue;
+		m = &t->hist[t->nhist++];
+		m->t_ms = sqlite3_column_int64(st, 0);
+		page_col(st, 1, m->ncs, sizeof m->ncs);
+		page_col(st, 2, m->port, sizeof m->port);
+		page_col(st, 3, m->dir, sizeof m->dir);
+		m->message_id = sqlite3_column_int(st, 4);
+		page_col(st, 5, m->type, sizeof m->type);
+		page_col(st, 6, m->outcome, sizeof m->outcome);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? QUEUE_OK : gwdb_rc(rc);
+}
 
 /* On the bookkeeping thread: what the page shows from the database. */
 static int
@@ -167,7 +228,6 @@ page_run(struct gwdb *g, void *arg)
 {
 	struct page_task	*t = arg;
 	struct queue_filter	 qf;
-	struct history_filter	 hf;
 	int			 rc;
 
 	if ((rc = queue_stats(g->q, &t->st)) != QUEUE_OK)
@@ -177,10 +237,7 @@ page_run(struct gwdb *g, void *arg)
 	qf.limit = STATUS_FAILED_MAX;
 	if ((rc = queue_list(g->q, &qf, &t->failed, &t->nfailed)) != QUEUE_OK)
 		return rc;
-	memset(&hf, 0, sizeof hf);
-	hf.limit = STATUS_HISTORY_MAX;
-	hf.newest_first = true;
-	if ((rc = history_list(g, &hf, &t->hist, &t->nhist)) != QUEUE_OK)
+	if ((rc = page_history_run(g, t)) != QUEUE_OK)
 		return rc;
 	return rostore_list(g, NULL, &t->ros, &t->nros);
 }
@@ -247,7 +304,8 @@ static const char page_head[] =
     "min-width:6rem}\n"
     ".card b{display:block;font-size:1.2rem}button{font-size:1rem;"
     "padding:.3rem .8rem}\n"
-    ".small{color:#666;font-size:.85rem}#msg{min-height:1.2rem}\n"
+    ".small{color:#666;font-size:.85rem}#msg{margin:.2rem 0;"
+    "min-height:1.2rem}\n"
     "@media (max-width:600px){body{padding:.3rem .5rem}"
     "th,td{padding:.25rem .3rem;font-size:.8rem}}\n"
     "</style></head><body>\n";
@@ -345,14 +403,19 @@ page_queue(struct sbuf *sb, const struct page_task *t, bool admin)
 		    (long long)t->st.count[s]);
 	sbuf_printf(sb, "<div class=\"card\">oldest due<b>%.1f s</b></div>"
 	    "</div>\n", (double)t->st.oldest_due_age_ms / 1000);
-	sbuf_printf(sb, "<h2>Failed jobs</h2>\n<p id=\"msg\" role=\"status\">"
+	/* the button first: a phone shows the left of a wide table */
+	sbuf_puts(sb, "<h2>Failed jobs</h2>\n<p id=\"msg\" role=\"status\">"
 	    "</p>\n<div class=\"wrap\"><table id=\"failed\"><tr><th>Job</th>"
 	    "<th>Lane</th><th>Kind</th><th>Payload</th><th>Attempts</th>"
-	    "<th>Last error</th><th>Updated</th><th>State</th>%s</tr>\n",
-	    admin ? "<th></th>" : "");
+	    "<th>Last error</th><th>Updated</th><th>State</th></tr>\n");
 	for (i = 0; i < t->nfailed; i++) {
 		j = &t->failed[i];
-		sbuf_printf(sb, "<tr><td>%lld</td><td>", (long long)j->id);
+		sbuf_printf(sb, "<tr><td>%lld", (long long)j->id);
+		if (admin)
+			sbuf_printf(sb, "<br><button class=\"requeue\" "
+			    "data-job=\"%lld\">Requeue</button>",
+			    (long long)j->id);
+		sbuf_puts(sb, "</td><td>");
 		html(sb, j->lane);
 		sbuf_puts(sb, "</td><td>");
 		html(sb, j->kind);
@@ -366,17 +429,11 @@ page_queue(struct sbuf *sb, const struct page_task *t, bool admin)
 		html(sb, j->last_error);
 		sbuf_puts(sb, "</td><td>");
 		html_time(sb, j->updated_ms);
-		sbuf_printf(sb, "</td><td id=\"state-%lld\">FAILED</td>",
+		sbuf_printf(sb, "</td><td id=\"state-%lld\">FAILED</td></tr>\n",
 		    (long long)j->id);
-		if (admin)
-			sbuf_printf(sb, "<td><button class=\"requeue\" "
-			    "data-job=\"%lld\">Requeue</button></td>",
-			    (long long)j->id);
-		sbuf_puts(sb, "</tr>\n");
 	}
 	if (t->nfailed == 0)
-		sbuf_printf(sb, "<tr><td colspan=\"%d\">none</td></tr>\n",
-		    admin ? 9 : 8);
+		sbuf_puts(sb, "<tr><td colspan=\"8\">none</td></tr>\n");
 	sbuf_puts(sb, "</table></div>\n");
 }
 
@@ -384,11 +441,16 @@ page_queue(struct sbuf *sb, const struct page_task *t, bool admin)
 static void
 page_history(struct sbuf *sb, const struct page_task *t)
 {
-	const struct history_rec	*h;
+	const struct page_msg		*h;
 	const struct rostore_row	*ro;
 	size_t				 i;
 
-	sbuf_puts(sb, "<h2>Latest messages</h2>\n<div class=\"wrap\"><table "
+	sbuf_puts(sb, "<h2>Latest messages</h2>\n");
+	if (t->heartbeats > 0)
+		sbuf_printf(sb, "<p class=\"small\">%lld heartbeats among the "
+		    "newest %d messages are not shown.</p>\n",
+		    (long long)t->heartbeats, STATUS_HISTORY_SCAN);
+	sbuf_puts(sb, "<div class=\"wrap\"><table "
 	    "id=\"history\"><tr><th>Time</th><th>NCS</th><th>Port</th>"
 	    "<th>Dir</th><th>Type</th><th>messageID</th><th>Outcome</th>"
 	    "</tr>\n");
@@ -398,8 +460,11 @@ page_history(struct sbuf *sb, const struct page_task *t)
 		html_time(sb, h->t_ms);
 		sbuf_puts(sb, "</td><td>");
 		html(sb, h->ncs);
-		sbuf_printf(sb, "</td><td>%s</td><td>%s</td><td>",
-		    gw_port_name(h->port), h->dir == HISTORY_IN ? "in" : "out");
+		sbuf_puts(sb, "</td><td>");
+		html(sb, h->port);
+		sbuf_puts(sb, "</td><td>");
+		html(sb, h->dir);
+		sbuf_puts(sb, "</td><td>");
 		html(sb, h->type);
 		sbuf_printf(sb, "</td><td>%d</td><td>", (int)h->message_id);
 		html(sb, h->outcome);
@@ -436,7 +501,6 @@ static void
 page_task_free(struct page_task *t)
 {
 	queue_jobs_free(t->failed, t->nfailed);
-	history_recs_free(t->hist, t->nhist);
 	rostore_rows_free(t->ros, t->nros);
 	free(t);
 }

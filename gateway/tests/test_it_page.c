@@ -170,6 +170,11 @@ test_page_shows(void **state)
 	    "window.innerWidth)", STEP_MS);
 	assert_string_equal(v, "true");
 	free(v);
+	/* ... and the Requeue button within it, without scrolling sideways */
+	v = cdp_eval(&t->cdp, "String(document.querySelector('button.requeue')"
+	    ".getBoundingClientRect().right <= window.innerWidth)", STEP_MS);
+	assert_string_equal(v, "true");
+	free(v);
 
 	tmp = strdup(getenv("MOSGW_TMP") != NULL ? getenv("MOSGW_TMP") :
 	    "/tmp");
