@@ -41,6 +41,7 @@
 #include <event2/keyvalq_struct.h>
 #include <jansson.h>
 #include <openssl/crypto.h>
+#include <openssl/evp.h>
 #include <openssl/sha.h>
 #include <openssl/ssl.h>
 
@@ -263,7 +264,37 @@ ok:
 }
 
 /*
- * The token a request carries, compared with every configured one in
+ * The token of "Basic base64(USER:TOKEN)" (any user name; a browser's
+ * login), decoded into buf. NULL if it is not one.
+ */
+static const char *
+api_basic_token(const char *b64, char *buf, size_t len)
+{
+	const char	*colon;
+	size_t		 n = strlen(b64);
+	int		 got;
+
+	while (n > 0 && b64[n - 1] == ' ')
+		n--;
+	if (n == 0 || n % 4 != 0 || n / 4 * 3 + 1 > len)
+		return NULL;
+	if ((got = EVP_DecodeBlock((unsigned char *)buf,
+	    (const unsigned char *)b64, (int)n)) < 0)
+		return NULL;
+	/* EVP_DecodeBlock counts the padding as zero bytes */
+	if (n >= 1 && b64[n - 1] == '=')
+		got--;
+	if (n >= 2 && b64[n - 2] == '=')
+		got--;
+	buf[got] = '\0';
+	if (strlen(buf) != (size_t)got || (colon = strchr(buf, ':')) == NULL)
+		return NULL;
+	return colon + 1;
+}
+
+/*
+ * The token a request carries (Authorization: Bearer TOKEN, or Basic with
+ * the token as the password), compared with every configured one in
  * constant time (hashes of equal length, no early exit). NULL if none.
  */
 static const struct api_token *
@@ -272,15 +303,23 @@ api_auth(struct api *api, struct evhttp_request *req)
 	const char		*h;
 	const struct api_token	*found = NULL;
 	unsigned char		 hash[SHA256_DIGEST_LENGTH];
+	char			 basic[API_TOKEN_MAX * 2];
 	size_t			 i;
 
 	h = evhttp_find_header(evhttp_request_get_input_headers(req),
 	    "Authorization");
-	if (h == NULL || strncasecmp(h, "Bearer ", 7) != 0)
+	if (h != NULL && strncasecmp(h, "Basic ", 6) == 0) {
+		h += 6;
+		while (*h == ' ')
+			h++;
+		if ((h = api_basic_token(h, basic, sizeof basic)) == NULL)
+			return NULL;
+	} else if (h != NULL && strncasecmp(h, "Bearer ", 7) == 0) {
+		h += 7;
+		while (*h == ' ')
+			h++;
+	} else
 		return NULL;
-	h += 7;
-	while (*h == ' ')
-		h++;
 	SHA256((const unsigned char *)h, strlen(h), hash);
 	for (i = 0; i < api->ntokens; i++) {
 		if (CRYPTO_memcmp(hash, api->tokens[i].hash, sizeof hash) == 0)
@@ -330,7 +369,7 @@ api_conn_reject(struct api_conn *c, int status, const char *type,
     const char *title, const char *field, const char *detail)
 {
 	struct evbuffer	*out = bufferevent_get_output(c->under);
-	char		*body;
+	char		*body, detail_status[16];
 
 	if (c->state == AC_DEAD)
 		return;
@@ -343,6 +382,8 @@ api_conn_reject(struct api_conn *c, int status, const char *type,
 	free(body);
 	evbuffer_add_cb(out, api_conn_flushed, c);
 	bufferevent_enable(c->under, EV_WRITE);
+	snprintf(detail_status, sizeof detail_status, "%d", status);
+	metrics_count(MET_HTTP, "-", "-", detail_status);
 	log_event(LL_INFO, "api.reject", "status=%d problem=%s", status, type);
 }
 
@@ -644,7 +685,11 @@ static void
 api_reply_head(struct api_req *r, int status, const char *ctype)
 {
 	struct evkeyvalq	*h = evhttp_request_get_output_headers(r->req);
+	char			 st[16];
 
+	snprintf(st, sizeof st, "%d", status);
+	metrics_count(MET_HTTP, r->route != NULL ? r->route : "-", r->method,
+	    st);
 	log_event(LL_DEBUG, "api.reply", "method=%s path=%s status=%d who=%s",
 	    r->method, log_q(evhttp_request_get_uri(r->req)), status,
 	    log_q(r->who != NULL ? r->who : "-"));
@@ -852,6 +897,13 @@ api_sse_backlog(struct evhttp_request *req)
 }
 
 void
+api_reply_body(struct api_req *r, int status, const char *ctype,
+    const char *body, size_t len)
+{
+	api_send(r, status, ctype, body, len);
+}
+
+void
 api_reply_json(struct api_req *r, int status, struct json_t *o)
 {
 	char	*s;
@@ -875,9 +927,12 @@ api_problem(struct api_req *r, int status, const char *type,
 		fatalx("out of memory");
 	va_end(ap);
 	s = api_problem_text(status, type, title, field, detail);
+	/* the status page: Basic, so that a browser asks for the token */
 	if (status == 401)
 		evhttp_add_header(evhttp_request_get_output_headers(r->req),
-		    "WWW-Authenticate", "Bearer realm=\"mosgw\"");
+		    "WWW-Authenticate", r->route != NULL && strcmp(r->route,
+		    "/") == 0 ? "Basic realm=\"mosgw\", charset=\"UTF-8\"" :
+		    "Bearer realm=\"mosgw\"");
 	if (status == 503)
 		evhttp_add_header(evhttp_request_get_output_headers(r->req),
 		    "Retry-After", "1");
@@ -1009,6 +1064,10 @@ const struct api_route api_routes[] = {
 	{ "POST", "/v1/jobs/{id}/cancel", API_ADMIN, api_job_cancel },
 	{ "POST", "/v1/jobs/{id}/rerun", API_ADMIN, api_job_rerun },
 	{ "GET", "/v1/events", API_READ, api_events_get },
+	/* api_status.c */
+	{ "GET", "/readyz", API_PUBLIC, api_readyz },
+	{ "GET", "/metrics", API_READ, api_metrics },
+	{ "GET", "/", API_READ, api_status_page },
 	{ NULL, NULL, API_PUBLIC, NULL },
 };
 
@@ -1137,6 +1196,10 @@ api_dispatch(struct evhttp_request *req, void *arg)
 		if (strcmp(rt->method, r->method) == 0 && hit == NULL)
 			hit = rt;
 	}
+	if (hit != NULL)
+		r->route = hit->path;
+	else if (path_known && nseg == 1 && *seg[0] == '\0')
+		r->route = "/";
 	if (hit != NULL && hit->role == API_PUBLIC)
 		goto run;
 	tok = bad ? NULL : api_auth(api, req);
@@ -1284,7 +1347,8 @@ api_new(struct gw *gw, char **cause)
 	    "yes" : "no");
 	if (api->ntokens == 0)
 		log_event(LL_WARN, "api.tokens", "msg=%s", log_q("no tokens: "
-		    "only GET /healthz answers ([api] tokens)"));
+		    "only GET /healthz and GET /readyz answer ([api] "
+		    "tokens)"));
 	return api;
 fail:
 	api_free(api);

@@ -95,6 +95,8 @@ conn_deadline_cb(evutil_socket_t fd, short ev, void *arg)
 	(void)fd;
 	(void)ev;
 	c->busy++;
+	metrics_count(MET_FRAME_ERRORS, gw_port_name(c->port), "framing",
+	    NULL);
 	log_event_rl(LL_WARN, "frame.error", conn_log_key(c), "conn=%llu "
 	    "ncs=%s port=%s peer=%s stage=framing error=frame-deadline "
 	    "pending=%zu", (unsigned long long)c->id,
@@ -187,6 +189,8 @@ conn_round(struct conn *c, int max)
 		if (rc == MOS_FRAME_MORE)
 			return false;
 		if (rc < 0) {
+			metrics_count(MET_FRAME_ERRORS, gw_port_name(c->port),
+			    "framing", NULL);
 			log_event_rl(LL_WARN, "frame.error", conn_log_key(c),
 			    "conn=%llu ncs=%s port=%s peer=%s stage=framing "
 			    "error=%s", (unsigned long long)c->id,
@@ -316,12 +320,15 @@ conn_eof(struct conn *c)
 	if (c->dead)
 		return;
 	/* a partial frame, an odd byte, bytes that are no frame */
-	if ((rc = mos_framer_end(c->fr)) != 0)
+	if ((rc = mos_framer_end(c->fr)) != 0) {
+		metrics_count(MET_FRAME_ERRORS, gw_port_name(c->port),
+		    "framing", NULL);
 		log_event_rl(LL_WARN, "frame.error", conn_log_key(c),
 		    "conn=%llu ncs=%s port=%s peer=%s stage=framing error=%s "
 		    "pending=%zu", (unsigned long long)c->id,
 		    log_q(c->ncs), gw_port_name(c->port), log_q(c->peer),
 		    log_q(mos_frame_strerror(rc)), mos_framer_pending(c->fr));
+	}
 	evtimer_del(c->deadline);
 	if (conn_output_len(c) > 0) {
 		c->closing = true;

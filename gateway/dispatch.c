@@ -116,6 +116,7 @@ dispatch_bad_frame(struct gw *gw, struct conn *c, const struct mos_frame *f,
 					    env->message_id : 0;
 	bool				 record = true;
 
+	metrics_count(MET_FRAME_ERRORS, gw_port_name(c->port), "parse", NULL);
 	if (c->ncs[0] != '\0')
 		dispatch_history(gw, c, f, env->type_name, id, "parse-error");
 	else if ((record = dispatch_admit(gw, c)))
@@ -153,6 +154,8 @@ dispatch_unknown_pair(struct gw *gw, struct conn *c,
 	int32_t	id = m->has_message_id ? m->message_id : 0;
 	bool	record;
 
+	metrics_count(MET_FRAME_ERRORS, gw_port_name(c->port), "envelope",
+	    NULL);
 	if ((record = dispatch_admit(gw, c))) {
 		dispatch_summary(gw, c, f, m->type_name, id, "unknown-pair",
 		    m->mos_id, m->ncs_id);

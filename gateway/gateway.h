@@ -7,9 +7,10 @@
  * mosObj messages (publisher.c) and the profile handlers (profile0.c,
  * profile1.c). Everything durable lives in one SQLite file shared with
  * the job queue (gwdb.c, catalog.c, msgid.c, history.c). The HTTP API
- * (api*.c) serves the MAM; what happens is logged as events (events.c),
- * streamed to API clients (api_events.c) and POSTed to webhooks
- * (webhook.c). main.c only sequences startup and shutdown (gw.c).
+ * (api.c, api_*.c) serves the MAM on the same loop; what happens is logged
+ * as events (events.c), streamed to API clients (api_events.c) and POSTed
+ * to webhooks (webhook.c); metrics.c counts what happens for GET /metrics.
+ * main.c only sequences startup and shutdown (gw.c).
  */
 #ifndef GATEWAY_H
 #define GATEWAY_H
@@ -1284,6 +1285,7 @@ struct link {
 	bool			 streaming;	/* gen has more to write */
 	int64_t			 sent_mono;
 	int64_t			 hb_last_mono;	/* last heartbeat sent */
+	int64_t			 hb_ok_ms;	/* last one answered (wall) */
 	int64_t			 up_mono;	/* when it came up */
 	int64_t			 rx_mono;	/* last frame received */
 	uint64_t		 hb_ok;		/* heartbeats answered */
@@ -1462,6 +1464,7 @@ struct api_req {
 	struct event		*stream_ev;
 	void			(*more)(void *, bool gone);
 	void			*more_arg;
+	const char		*route;		/* the matched pattern, or NULL */
 };
 
 struct api_route {
@@ -1483,6 +1486,9 @@ void		 api_reload(struct api *, const struct gw_config *);
 int		 api_tokens_load(const char *file, struct api_token **,
 		    size_t *, char **err);
 const char	*api_role_name(enum api_role);
+/* Answer with this body of that Content-Type and free r. */
+void		 api_reply_body(struct api_req *, int status,
+		    const char *ctype, const char *body, size_t len);
 /* Answer with this JSON (reference taken) and free r. */
 void		 api_reply_json(struct api_req *, int status, struct json_t *);
 /*
@@ -1678,6 +1684,47 @@ void	 api_job_fail(struct api_req *);
 void	 api_job_requeue(struct api_req *);
 void	 api_job_cancel(struct api_req *);
 void	 api_job_rerun(struct api_req *);
+
+/* ------------------------------------------------------------------------ */
+/* metrics.c: counters on the loop, GET /metrics (Prometheus text 0.0.4). */
+
+/* Labeled counter families; the labels of each are in metrics.c. */
+enum metric {
+	MET_HEARTBEATS_LATE = 0,	/* ncs, port, target */
+	MET_ACKS,			/* ncs, type, result: ack | nack */
+	MET_ACK_TIMEOUTS,		/* ncs, port, type */
+	MET_ACK_LATENCY,		/* histogram (seconds): ncs */
+	MET_LINK_DOWN,			/* ncs, port, reason */
+	MET_FRAME_ERRORS,		/* port, stage */
+	MET_CONN_REFUSED,		/* port, reason */
+	MET_PUBLISH,			/* ncs, outcome */
+	MET_HTTP,			/* route, method, status */
+};
+
+/* Add 1 to the series with these label values (unused ones NULL). */
+void	 metrics_count(enum metric, const char *, const char *, const char *);
+/* Observe a value (seconds) in a histogram family with one label. */
+void	 metrics_observe(enum metric, const char *, double);
+/* A MOS message in or out, by its type name (history_add calls it). */
+void	 metrics_message(const char *type, enum history_dir);
+void	 metrics_reset(void);
+/* A label value with \, \" and \n escaped, appended to sb. */
+void	 metrics_label_value(struct sbuf *, const char *);
+/* The whole exposition: the loop's counters, links, the cached DB part. */
+void	 metrics_render(struct gw *, struct sbuf *);
+/*
+ * Refresh the database part on the bookkeeping thread when older than a
+ * second; fn(arg) runs at once when cached values exist, else after the
+ * first refresh.
+ */
+void	 metrics_refresh(struct gw *, void (*fn)(void *), void *arg);
+
+/* api_status.c: GET /metrics, GET /readyz, the status page GET /. */
+void	 api_metrics(struct api_req *);
+void	 api_readyz(struct api_req *);
+void	 api_status_page(struct api_req *);
+/* Why the gateway is not ready (listeners, database file), or NULL. */
+const char *api_not_ready(struct gw *);
 
 /* ------------------------------------------------------------------------ */
 /* gw.c: the daemon. */

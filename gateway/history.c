@@ -78,6 +78,7 @@ history_add(struct history *h, const char *ncs, enum gw_port port,
 	struct history_rec	*r;
 	char			*copy;
 
+	metrics_message(type, dir);
 	if (h == NULL || !h->enabled)
 		return;
 	if (h->n >= HISTORY_MAX_PENDING) {

@@ -275,6 +275,8 @@ link_failed(struct link *l, const char *reason)
 	util_strlcpy(l->reason, reason, sizeof l->reason);
 	util_strlcpy(l->last_error, reason, sizeof l->last_error);
 	l->failures++;
+	metrics_count(MET_LINK_DOWN, l->ncs->conf->name, gw_port_name(l->port),
+	    reason);
 	if (was_up || l->failures == 1)
 		log_event(LL_WARN, "link.down", "ncs=%s port=%s target=%s "
 		    "peer=%s:%d reason=%s", l->ncs->conf->name,
@@ -312,6 +314,8 @@ link_tick_cb(evutil_socket_t fd, short ev, void *arg)
 	if (l->inflight != NULL && l->inflight_hb) {
 		age = now - l->sent_mono;
 		if (age * 2 > hb * 5) {
+			metrics_count(MET_HEARTBEATS_LATE, n->conf->name,
+			    gw_port_name(l->port), link_target_name(l));
 			log_event(LL_WARN, "heartbeat.late", "ncs=%s port=%s "
 			    "target=%s ms=%lld action=down", n->conf->name,
 			    gw_port_name(l->port), link_target_name(l),
@@ -319,6 +323,8 @@ link_tick_cb(evutil_socket_t fd, short ev, void *arg)
 			link_failed(l, "heartbeat-timeout");
 		} else if (age * 2 > hb * 3 && l->state == LINK_UP) {
 			link_set_state(l, LINK_DEGRADED);
+			metrics_count(MET_HEARTBEATS_LATE, n->conf->name,
+			    gw_port_name(l->port), link_target_name(l));
 			util_strlcpy(l->reason, "heartbeat-late",
 			    sizeof l->reason);
 			util_strlcpy(l->last_error, "heartbeat-late",
@@ -362,6 +368,8 @@ link_ack_cb(evutil_socket_t fd, short ev, void *arg)
 	(void)ev;
 	if (lm == NULL || l->inflight_hb)
 		return;
+	metrics_count(MET_ACK_TIMEOUTS, l->ncs->conf->name,
+	    gw_port_name(l->port), mos_type_name(lm->type));
 	log_event(LL_WARN, "ack.timeout", "ncs=%s port=%s target=%s type=%s "
 	    "message_id=%d try=%d retries=%d", l->ncs->conf->name,
 	    gw_port_name(l->port), link_target_name(l), mos_type_name(lm->type),
@@ -613,6 +621,7 @@ link_reply(struct link *l, const struct mos_msg *m)
 		link_msg_free(lm);
 		l->hb_ok++;
 		l->hb_rx_mono = util_mono_ms();
+		l->hb_ok_ms = util_now_ms();
 		if (nack != NULL && (to = ncs_buddy_target(l->ncs, l,
 		    nack)) >= 0)
 			ncs_switch(l->ncs, to, "buddy-sentence");
@@ -638,6 +647,10 @@ link_reply(struct link *l, const struct mos_msg *m)
 		l->nacks++;
 	else
 		l->acks++;
+	metrics_observe(MET_ACK_LATENCY, l->ncs->conf->name,
+	    (double)(util_mono_ms() - l->sent_mono) / 1000);
+	metrics_count(MET_ACKS, l->ncs->conf->name, mos_type_name(lm->type),
+	    nack != NULL ? "nack" : "ack");
 	if (lm->cb != NULL)
 		lm->cb(lm->arg, lm, LINK_REPLY, m);
 	link_msg_free(lm);

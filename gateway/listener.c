@@ -90,6 +90,8 @@ listener_error_cb(struct evconnlistener *evl, void *arg)
 	if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
 		evconnlistener_disable(evl);
 		evtimer_add(l->retry, &tv);
+		metrics_count(MET_CONN_REFUSED, gw_port_name(l->port),
+		    "pause-accept", NULL);
 		log_event_rl(LL_WARN, "conn.reject", "pause-accept", "port=%s "
 		    "reason=%s action=pause-accept ms=%d",
 		    gw_port_name(l->port), log_q(strerror(err)),

@@ -443,6 +443,8 @@ pub_fail(struct publisher *p, struct pub_job *j, const char *event,
 {
 	struct pub_op	*op;
 
+	metrics_count(MET_PUBLISH, p->ncs->conf->name, strrchr(event, '.') + 1,
+	    NULL);
 	log_event(LL_WARN, event, "ncs=%s job=%lld obj=%s "
 	    "attempt=%d max_attempts=%d text=%s%s", p->ncs->conf->name,
 	    (long long)j->id, log_q(j->obj_id), j->attempts, j->max_attempts,
@@ -467,6 +469,7 @@ pub_acked(struct publisher *p, int32_t message_id)
 	struct pub_job	done = p->cur;
 
 	memset(&p->cur, 0, sizeof p->cur);
+	metrics_count(MET_PUBLISH, p->ncs->conf->name, "acked", NULL);
 	publisher_pump(p);
 	/* one info line per delivered asset (heartbeats stay at debug) */
 	if (log_enabled(LL_INFO))
@@ -543,6 +546,7 @@ pub_send(struct publisher *p, struct pub_job *j)
 		pub_job_clear(j);
 		return;
 	case PUB_SKIP:
+		metrics_count(MET_PUBLISH, n->conf->name, "skipped", NULL);
 		log_event(LL_INFO, "publish.skipped", "ncs=%s job=%lld obj=%s "
 		    "reason=deleted-before-delivery", n->conf->name,
 		    (long long)j->id, log_q(j->obj_id));
@@ -922,12 +926,13 @@ pub_ops_results(struct pub_work *w)
 	for (i = 0; i < w->ops.n; i++) {
 		op = &w->ops.v[i];
 		if (op->kind == PUB_OP_FAIL && op->rc == QUEUE_OK &&
-		    (op->permanent || op->attempts >= op->max_attempts))
+		    (op->permanent || op->attempts >= op->max_attempts)) {
+			metrics_count(MET_PUBLISH, w->ncs, "failed", NULL);
 			log_event(LL_WARN, "publish.failed", "ncs=%s job=%lld "
 			    "obj=%s attempts=%d text=%s", w->ncs,
 			    (long long)op->id, log_q(op->obj_id), op->attempts,
 			    log_q(op->text));
-		else if (op->kind == PUB_OP_FAIL && op->rc != QUEUE_OK)
+		} else if (op->kind == PUB_OP_FAIL && op->rc != QUEUE_OK)
 			log_event(LL_WARN, "publish.lost", "ncs=%s job=%lld "
 			    "obj=%s op=fail error=%s", w->ncs,
 			    (long long)op->id, log_q(op->obj_id),

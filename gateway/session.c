@@ -61,6 +61,7 @@ session_log_refusal(enum gw_port port, const char *peer, const char *reason,
 	static uint64_t	suppressed;
 	int64_t		now = util_mono_ms();
 
+	metrics_count(MET_CONN_REFUSED, gw_port_name(port), reason, NULL);
 	if (last != 0 && now - last < SESSION_LOG_MS) {
 		suppressed++;
 		return;

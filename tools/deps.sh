@@ -10,11 +10,13 @@ set -eu
 # netcat-openbsd: the README's `nc -N` (and its test); mandoc: the man pages'
 # lint check (make check skips it, saying so, where mandoc is missing);
 # dpkg-dev, debhelper, fakeroot, lintian and systemd (systemd-analyze,
-# systemd-sysusers, systemd-tmpfiles): the Debian package's test.
+# systemd-sysusers, systemd-tmpfiles): the Debian package's test; chromium:
+# the status page's test in a headless browser (skipped, saying so, where it
+# is missing).
 PKGS="build-essential pkg-config libxml2-dev libevent-dev libssl-dev libsqlite3-dev
 libcmocka-dev libjansson-dev libinih-dev libpcap-dev libsystemd-dev sqlite3
 beanstalkd tshark netcat-openbsd mandoc dpkg-dev debhelper fakeroot lintian
-systemd"
+systemd chromium"
 if [ "${1:-}" = fuzz ]; then
 	PKGS="$PKGS clang-14 libclang-rt-14-dev"
 fi

@@ -113,6 +113,10 @@ cat <<TEXT
     curl -s -H "Authorization: Bearer $token" http://127.0.0.1:8540/v1/assets/CLIP-2
     $bin/mosctl --url http://127.0.0.1:8540 --token-file $tokens status
     curl -sN -H "Authorization: Bearer $token" http://127.0.0.1:8540/v1/events
+    curl -s http://127.0.0.1:8540/readyz
+    curl -s -H "Authorization: Bearer $token" http://127.0.0.1:8540/metrics
+  The status page: http://127.0.0.1:8540/ in a browser (any user name, the
+  token as the password).
 
   Ask it something as an NCS would (UTF-16BE on the wire; nc is
   netcat-openbsd, -N closes our side once the request is sent):
