@@ -1043,9 +1043,10 @@ ro_items_parse(struct ro_result *res, const char *text)
 	static const char *const statuses[] = { "READY", "NOT READY",
 	    RO_STAT_UNKNOWN };
 	struct ro_item_stat	*it;
-	json_t			*a, *e;
-	const char		*story, *item, *obj, *status, *channel;
+	json_t			*a, *e, *ch;
+	const char		*story, *item, *obj, *status;
 	size_t			 i, k;
+	bool			 bad = false;
 
 	if ((a = json_loads(text, 0, NULL)) == NULL)
 		return -1;
@@ -1055,24 +1056,31 @@ ro_items_parse(struct ro_result *res, const char *text)
 	}
 	res->items = xcalloc(json_array_size(a) + 1, sizeof *res->items);
 	json_array_foreach(a, i, e) {
-		channel = NULL;
-		if (json_unpack(e, "[sssss?]", &story, &item, &obj, &status,
-		    &channel) != 0)
+		if (json_unpack(e, "[ssssO]", &story, &item, &obj, &status,
+		    &ch) != 0) {
+			bad = true;
 			break;
+		}
 		for (k = 0; k < nitems(statuses); k++)
 			if (strcmp(status, statuses[k]) == 0)
 				break;
-		if (k == nitems(statuses))
+		if (k == nitems(statuses) || (!json_is_null(ch) &&
+		    !json_is_string(ch))) {
+			json_decref(ch);
+			bad = true;
 			break;
+		}
 		it = &res->items[res->nitems++];
 		it->story_id = xstrdup(story);
 		it->item_id = xstrdup(item);
 		it->obj_id = xstrdup(obj);
-		it->channel = channel != NULL ? xstrdup(channel) : NULL;
+		it->channel = json_is_string(ch) ?
+		    xstrdup(json_string_value(ch)) : NULL;
 		it->status = statuses[k];
+		json_decref(ch);
 	}
 	json_decref(a);
-	if (res->nitems != i) {
+	if (bad) {
 		rostore_result_clear(res, true);
 		return -1;
 	}
