@@ -431,6 +431,7 @@ enum gwdb_stmt {
 	ST_RO_ANSWER_GET,	/* answers kept for resends (schema 5) */
 	ST_RO_ANSWER_PUT,
 	ST_RO_ANSWER_TRIM,
+	ST_RO_ANSWER_FORGET,
 	ST__COUNT
 };
 
@@ -719,9 +720,12 @@ int	 rostore_apply(struct gwdb *, const char *ncs, const char *mos_id,
  * A change kept for resends: the NCS resends a message with the same
  * messageID when our roAck was lost. Its answer is kept in the change's
  * transaction, keyed by (NCS, port, messageID) with the message's digest,
- * for the last RO_ONCE_KEEP changes and at most RO_ONCE_MS; a resend gets
- * the same answer and changes nothing. Refusals are not kept (they changed
- * nothing). The same messageID with another digest is a new message.
+ * for the last RO_ONCE_KEEP changes and at most RO_ONCE_MS; a resend (the
+ * NCS's last change: it has one message outstanding on its upper port)
+ * gets the same answer and changes nothing. Refusals are not kept (they
+ * changed nothing); a change kept without one (no messageID, roCreate or
+ * roReplace, a rebuild from our roReq) forgets the NCS's kept answers. The same messageID with another
+ * digest, or an older one repeated after others, is a new message.
  */
 #define RO_DIGEST_LEN	32		/* SHA-256 */
 #define RO_ONCE_KEEP	4096

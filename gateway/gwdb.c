@@ -301,13 +301,15 @@ static const char *const gwdb_sql[ST__COUNT] = {
 	    " queued = queued + ?3,"
 	    " state = CASE WHEN ?4 THEN 'done' ELSE state END,"
 	    " finished = CASE WHEN ?4 THEN ?5 ELSE finished END WHERE ncs = ?1",
-	[ST_RO_ANSWER_GET] = "SELECT digest, items FROM ro_answer"
+	[ST_RO_ANSWER_GET] = "SELECT digest, items, id = (SELECT max(id)"
+	    " FROM ro_answer WHERE ncs = ?1) FROM ro_answer"
 	    " WHERE ncs = ?1 AND port = ?2 AND message_id = ?3 AND t_ms >= ?4",
 	[ST_RO_ANSWER_PUT] = "INSERT OR REPLACE INTO ro_answer(ncs, port,"
 	    " message_id, digest, t_ms, items)"
 	    " VALUES(?1, ?2, ?3, ?4, ?5, ?6) RETURNING id",
 	[ST_RO_ANSWER_TRIM] = "DELETE FROM ro_answer WHERE id <= ?1"
 	    " OR t_ms < ?2",
+	[ST_RO_ANSWER_FORGET] = "DELETE FROM ro_answer WHERE ncs = ?1",
 };
 
 /* A SQLite result code as a queue_rc. */

@@ -294,9 +294,22 @@ profile2_request(struct gw *gw, struct conn *c, struct ncs *ncs,
 	t->type = m->type;
 	t->ro_id = rostore_ro_id(m) != NULL ? xstrdup(rostore_ro_id(m)) : NULL;
 	t->start_mono = util_mono_ms();
-	if (m->type != MOS_T_RO_REQ && m->type != MOS_T_RO_REQ_ALL) {
+	/*
+	 * Kept for resends: the changes applied on top of what is stored.
+	 * roCreate and roReplace carry the whole running order: applied again
+	 * they give the same state and answer, so a (large) one is not
+	 * digested.
+	 */
+	switch (m->type) {
+	case MOS_T_RO_REQ:
+	case MOS_T_RO_REQ_ALL:
+	case MOS_T_RO_CREATE:
+	case MOS_T_RO_REPLACE:
+		break;
+	default:
 		t->once.port = c->port;
 		t->once.message_id = t->message_id;
+		break;
 	}
 	dbw_submit(gw->dbw, p2_run, p2_done, t);
 }

@@ -1114,7 +1114,9 @@ rostore_digest(const struct mos_msg *m, uint8_t digest[RO_DIGEST_LEN])
 /*
  * The answer kept for a change (once->message_id != 0): QUEUE_OK with
  * res->items as they were, QUEUE_ENOTFOUND, or QUEUE_EXISTS when the
- * messageID was kept for a different message.
+ * messageID was kept for a different message. Only the NCS's last change
+ * can be resent (it has one message outstanding on its upper port): an
+ * older one repeated after others is applied again.
  */
 int
 rostore_once_get(struct gwdb *g, const char *ncs, const struct ro_once *once,
@@ -1135,7 +1137,9 @@ rostore_once_get(struct gwdb *g, const char *ncs, const struct ro_once *once,
 		return rc == SQLITE_DONE ? QUEUE_ENOTFOUND : gwdb_rc(rc);
 	}
 	d = sqlite3_column_blob(st, 0);
-	if (sqlite3_column_bytes(st, 0) != RO_DIGEST_LEN ||
+	if (sqlite3_column_int(st, 2) == 0)
+		rc = QUEUE_ENOTFOUND;	/* not the last one: not a resend */
+	else if (sqlite3_column_bytes(st, 0) != RO_DIGEST_LEN ||
 	    memcmp(d, once->digest, RO_DIGEST_LEN) != 0)
 		rc = QUEUE_EXISTS;
 	else if (ro_items_parse(res, ro_text(st, 1)) != 0)
@@ -1191,8 +1195,9 @@ rostore_apply_once(struct gwdb *g, const char *ncs, const char *mos_id,
     const struct mos_msg *m, const struct ro_once *once,
     struct ro_result *res)
 {
-	struct ro_ctx	x;
-	int		rc;
+	struct ro_ctx	 x;
+	sqlite3_stmt	*st;
+	int		 rc;
 
 	memset(res, 0, sizeof *res);
 	memset(&x, 0, sizeof x);
@@ -1207,9 +1212,15 @@ rostore_apply_once(struct gwdb *g, const char *ncs, const char *mos_id,
 		return rc;
 	}
 	rc = ro_apply_msg(&x, m);
-	if (rc == QUEUE_OK && res->err == RO_OK && once != NULL &&
-	    once->message_id != 0)
-		rc = ro_once_put(&x, once);
+	if (rc == QUEUE_OK && res->err == RO_OK) {
+		if (once != NULL && once->message_id != 0)
+			rc = ro_once_put(&x, once);
+		else {	/* a change no resend can name: the rest is older */
+			st = gwdb_stmt(g, ST_RO_ANSWER_FORGET);
+			sqlite3_bind_text(st, 1, ncs, -1, SQLITE_STATIC);
+			rc = gwdb_exec_stmt(g, st);
+		}
+	}
 	if (rc == QUEUE_OK)
 		rc = queue_tx_commit(g->q);
 	else
