@@ -15,6 +15,7 @@
  * counted, in the next summary and msg.reject line.
  */
 #include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gateway/gateway.h"
@@ -299,6 +300,77 @@ dispatch_parsed(struct gw *gw, struct conn *c, struct ncs **ncsp,
 	return m;
 }
 
+/* A large frame being parsed on the bookkeeping thread. */
+struct dispatch_async {
+	struct gw		*gw;
+	uint64_t		 conn;
+	uint8_t			*data;
+	size_t			 len;
+	enum mos_enc		 enc;
+	enum mos_mode		 mode;
+	dispatch_parsed_fn	 done;
+	struct mos_msg		*m;
+	struct mos_error	 err;
+};
+
+/* The thread: parse (and nothing else). */
+static int
+dispatch_async_run(struct gwdb *g, void *arg)
+{
+	struct dispatch_async	*p = arg;
+
+	(void)g;
+	memset(&p->err, 0, sizeof p->err);
+	return mos_parse(p->data, p->len, p->enc, p->mode, &p->m, &p->err);
+}
+
+/* Parsed: the connection goes on, and its owner has the message. */
+static void
+dispatch_async_done(void *arg, int rc)
+{
+	struct dispatch_async	*p = arg;
+	struct mos_frame	 f;
+	struct conn		*c;
+
+	(void)rc;
+	if ((c = dispatch_conn_find(p->gw, p->conn)) != NULL) {
+		conn_hold(c, false);
+		memset(&f, 0, sizeof f);
+		f.data = p->data;
+		f.len = p->len;
+		f.enc = p->enc;
+		p->done(c, &f, p->m, &p->err);
+	} else
+		mos_msg_free(p->m);
+	free(p->data);
+	free(p);
+}
+
+/*
+ * Parse a large frame (a 10 MB roCreate, or the roList of our roReq) on the
+ * bookkeeping thread, so that the other links go on meanwhile. The
+ * connection is held until then, so its frames keep their order; done gets
+ * the message (or NULL and the error) if the connection is still open.
+ */
+void
+dispatch_parse_async(struct gw *gw, struct conn *c, const struct mos_frame *f,
+    enum mos_mode mode, dispatch_parsed_fn done)
+{
+	struct dispatch_async	*p;
+
+	p = xcalloc(1, sizeof *p);
+	p->gw = gw;
+	p->conn = c->id;
+	p->data = xmalloc(f->len);
+	memcpy(p->data, f->data, f->len);
+	p->len = f->len;
+	p->enc = f->enc;
+	p->mode = mode;
+	p->done = done;
+	conn_hold(c, true);
+	dbw_submit(gw->dbw, dispatch_async_run, dispatch_async_done, p);
+}
+
 /* The connection with that number (a session or a link), if still open. */
 struct conn *
 dispatch_conn_find(struct gw *gw, uint64_t id)
@@ -321,6 +393,9 @@ dispatch_conn_find(struct gw *gw, uint64_t id)
 					return l->conn;
 			}
 		}
+		if (n->qlink != NULL && n->qlink->conn != NULL &&
+		    n->qlink->conn->id == id)
+			return n->qlink->conn;
 	}
 	return NULL;
 }
@@ -356,17 +431,8 @@ dispatch_answer(struct gw *gw, struct conn *c, struct ncs *ncs,
 	case MOS_T_MOS_REQ_ALL:
 		profile1_req_all(gw, c, ncs, m);
 		return;
-	case MOS_T_MOS_OBJ_CREATE:
-		profile3_obj_create(gw, c, ncs, m);
-		return;
-	case MOS_T_MOS_REQ_OBJ_ACTION:
-		profile3_req_obj_action(gw, c, ncs, m);
-		return;
 	case MOS_T_MOS_REQ_SEARCHABLE_SCHEMA:
 		profile3_req_searchable_schema(gw, c, ncs, m);
-		return;
-	case MOS_T_MOS_REQ_OBJ_LIST:
-		profile3_req_obj_list(gw, c, ncs, m);
 		return;
 	case MOS_T_KEEP_ALIVE:
 		return;		/* MOS 4.0: no reply */
@@ -389,12 +455,26 @@ dispatch_answer(struct gw *gw, struct conn *c, struct ncs *ncs,
 
 /*
  * A request from an NCS: the profile handler answers on the same socket
- * (running orders after their transaction, on the bookkeeping thread).
+ * (running orders and Profile 3's changes and searches after their work
+ * on the bookkeeping thread).
  */
 void
 dispatch_request(struct gw *gw, struct conn *c, struct ncs *ncs,
     struct mos_msg *m)
 {
+	switch (m->type) {
+	case MOS_T_MOS_OBJ_CREATE:
+		profile3_obj_create(gw, c, ncs, m);
+		return;
+	case MOS_T_MOS_REQ_OBJ_ACTION:
+		profile3_req_obj_action(gw, c, ncs, m);
+		return;
+	case MOS_T_MOS_REQ_OBJ_LIST:
+		profile3_req_obj_list(gw, c, ncs, m);
+		return;
+	default:
+		break;
+	}
 	if (profile2_handles(m->type)) {
 		profile2_request(gw, c, ncs, m);
 		return;

@@ -391,7 +391,7 @@ void	 config_print_defaults(FILE *);
 /* ------------------------------------------------------------------------ */
 /* gwdb.c: the gateway's tables beside the queue's, in the same file. */
 
-#define GWDB_SCHEMA_VERSION	5
+#define GWDB_SCHEMA_VERSION	6
 #define GWDB_APPLICATION_ID	0x4d4f5347	/* "MOSG": PRAGMA application_id */
 
 enum gwdb_stmt {
@@ -460,6 +460,10 @@ enum gwdb_stmt {
 	ST_EVENTS_ADD,
 	ST_EVENTS_READ,
 	ST_EVENTS_HEAD,
+	ST_RO_ANSWER_GET,	/* answers kept for resends (schema 6) */
+	ST_RO_ANSWER_PUT,
+	ST_RO_ANSWER_TRIM,
+	ST_RO_ANSWER_FORGET,
 	ST__COUNT
 };
 
@@ -743,6 +747,40 @@ const char *rostore_ro_id(const struct mos_msg *);
  */
 int	 rostore_apply(struct gwdb *, const char *ncs, const char *mos_id,
 	    const struct mos_msg *, struct ro_result *res);
+
+/*
+ * A change kept for resends: the NCS resends a message with the same
+ * messageID when our roAck was lost. Its answer is kept in the change's
+ * transaction, keyed by (NCS, port, messageID) with the message's digest,
+ * for the last RO_ONCE_KEEP changes and at most RO_ONCE_MS; a resend (the
+ * NCS's last change: it has one message outstanding on its upper port)
+ * gets the same answer and changes nothing. Refusals are not kept (they
+ * changed nothing); a change kept without one (no messageID, roCreate or
+ * roReplace, a rebuild from our roReq) forgets the NCS's kept answers. The same messageID with another
+ * digest, or an older one repeated after others, is a new message.
+ */
+#define RO_DIGEST_LEN	32		/* SHA-256 */
+#define RO_ONCE_KEEP	4096
+#define RO_ONCE_MS	(24 * 3600 * 1000LL)
+
+struct ro_once {
+	enum gw_port	 port;
+	int32_t		 message_id;	/* 0: nothing kept */
+	uint8_t		 digest[RO_DIGEST_LEN];
+};
+
+/* The digest of a message (UTF-8 form, so any encoding gives the same). */
+void	 rostore_digest(const struct mos_msg *, uint8_t[RO_DIGEST_LEN]);
+/*
+ * The answer kept for once: QUEUE_OK with res->items, QUEUE_ENOTFOUND, or
+ * QUEUE_EXISTS when the messageID was kept for another message.
+ */
+int	 rostore_once_get(struct gwdb *, const char *ncs,
+	    const struct ro_once *, struct ro_result *res);
+/* rostore_apply, keeping the answer of a change that commits. */
+int	 rostore_apply_once(struct gwdb *, const char *ncs,
+	    const char *mos_id, const struct mos_msg *,
+	    const struct ro_once *, struct ro_result *res);
 void	 rostore_result_clear(struct ro_result *, bool items_only);
 /* A running order as a roList (envelope empty); QUEUE_ENOTFOUND. */
 int	 rostore_get(struct gwdb *, const char *ncs, const char *ro_id,
@@ -1148,6 +1186,18 @@ void		 dispatch_request(struct gw *, struct conn *, struct ncs *,
 		    struct mos_msg *m);
 /* The open connection (session or link) with that number, or NULL. */
 struct conn	*dispatch_conn_find(struct gw *, uint64_t id);
+/* Frames from a known NCS this large are parsed off the event loop. */
+#define GW_ASYNC_BYTES	(256 * 1024)
+/* The frame parsed (m, or NULL and err), on the loop thread; m is taken. */
+typedef void	(*dispatch_parsed_fn)(struct conn *, const struct mos_frame *,
+		    struct mos_msg *m, const struct mos_error *err);
+/*
+ * Parse f on the bookkeeping thread, the connection held meanwhile; done
+ * follows if the connection is still open (then pass m to dispatch_parsed).
+ */
+void		 dispatch_parse_async(struct gw *, struct conn *,
+		    const struct mos_frame *, enum mos_mode,
+		    dispatch_parsed_fn done);
 /* Reply on conn to a request (records history). 0 or -1. */
 int		 dispatch_reply(struct conn *, struct mos_msg *,
     const char *outcome);
@@ -1176,14 +1226,15 @@ void	 profile1_req_all_stop(struct ncs *);
 #define PROFILE3_PAGE_DEFAULT	20	/* without listReturnEnd */
 #define PROFILE3_PAGE_MAX	100	/* objects in one mosObjList */
 
+/* These three take m; their database work runs on the bookkeeping thread. */
 void	 profile3_obj_create(struct gw *, struct conn *, struct ncs *,
-	    const struct mos_msg *);
+	    struct mos_msg *);
 void	 profile3_req_obj_action(struct gw *, struct conn *, struct ncs *,
-	    const struct mos_msg *);
+	    struct mos_msg *);
+void	 profile3_req_obj_list(struct gw *, struct conn *, struct ncs *,
+	    struct mos_msg *);
 void	 profile3_req_searchable_schema(struct gw *, struct conn *,
 	    struct ncs *, const struct mos_msg *);
-void	 profile3_req_obj_list(struct gw *, struct conn *, struct ncs *,
-	    const struct mos_msg *);
 /* Forget the answers kept for retries (the NCS goes away). */
 void	 profile3_forget(struct ncs *);
 
@@ -1200,8 +1251,6 @@ void	 profile2_request(struct gw *, struct conn *, struct ncs *,
 	    struct mos_msg *m);
 /* roReq a running order on our upper link and rebuild it from roList. */
 void	 profile2_resync(struct ncs *, const char *ro_id);
-/* A copy that owns all its strings (NULL on failure). */
-struct mos_msg *profile2_copy(const struct mos_msg *);
 
 /* ------------------------------------------------------------------------ */
 /* profile4.c: roReqAll on our upper link when it comes up. */
@@ -1260,6 +1309,7 @@ struct link_msg {
 	 * sent again with the same messageID on the next connection.
 	 */
 	bool			 give_up;
+	struct mos_msg		*reply;		/* in cb: see link_take_reply */
 	link_msg_cb		 cb;
 	void			*arg;
 	TAILQ_ENTRY(link_msg)	 entry;
@@ -1318,6 +1368,8 @@ void		 link_kick(struct link *);
 void		 link_close(struct link *, const char *reason);
 /* Give the message in flight back to the NCS queue (target switch). */
 void		 link_release(struct link *);
+/* In a link_msg_cb with LINK_REPLY: keep the reply (the caller frees it). */
+struct mos_msg	*link_take_reply(struct link_msg *);
 struct link_msg	*link_msg_new(struct mos_msg *, link_msg_cb, void *);
 void		 link_msg_free(struct link_msg *);
 

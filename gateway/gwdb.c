@@ -171,10 +171,24 @@ static const char *const gwdb_schema_v5 =
 	"  AND j.kind = '" CATALOG_KIND_PUBLISH "';"
 	" END;";
 
+/*
+ * Version 6: the answers to running-order changes, keyed by the NCS, the
+ * port and the NCS's messageID, so that a resent message (the NCS lost our
+ * roAck) gets the same answer without being applied again. digest tells a
+ * resend from a new message that reuses the messageID; items holds the
+ * per-item statuses of the roAck (JSON). Bounded by rostore.c.
+ */
+static const char *const gwdb_schema_v6 =
+	"CREATE TABLE ro_answer("
+	" id INTEGER PRIMARY KEY, ncs TEXT NOT NULL, port INTEGER NOT NULL,"
+	" message_id INTEGER NOT NULL, digest BLOB NOT NULL,"
+	" t_ms INTEGER NOT NULL, items TEXT,"
+	" UNIQUE(ncs, port, message_id));";
+
 /* Migrations: entry i takes the schema from version i to i + 1. */
 static const char *const *const gwdb_migrations[] = { &gwdb_schema_v1,
 	&gwdb_schema_v2, &gwdb_schema_v3, &gwdb_schema_v4,
-	&gwdb_schema_v5 };
+	&gwdb_schema_v5, &gwdb_schema_v6 };
 _Static_assert(nitems(gwdb_migrations) == GWDB_SCHEMA_VERSION,
     "one migration per schema version");
 
@@ -345,6 +359,15 @@ static const char *const gwdb_sql[ST__COUNT] = {
 	[ST_EVENTS_HEAD] = "SELECT coalesce((SELECT seq FROM sqlite_sequence"
 	    " WHERE name = 'events'), 0), coalesce((SELECT value FROM gw_meta"
 	    " WHERE key = 'events_pruned'), 0)",
+	[ST_RO_ANSWER_GET] = "SELECT digest, items, id = (SELECT max(id)"
+	    " FROM ro_answer WHERE ncs = ?1) FROM ro_answer"
+	    " WHERE ncs = ?1 AND port = ?2 AND message_id = ?3 AND t_ms >= ?4",
+	[ST_RO_ANSWER_PUT] = "INSERT OR REPLACE INTO ro_answer(ncs, port,"
+	    " message_id, digest, t_ms, items)"
+	    " VALUES(?1, ?2, ?3, ?4, ?5, ?6) RETURNING id",
+	[ST_RO_ANSWER_TRIM] = "DELETE FROM ro_answer WHERE id <= ?1"
+	    " OR t_ms < ?2",
+	[ST_RO_ANSWER_FORGET] = "DELETE FROM ro_answer WHERE ncs = ?1",
 };
 
 /* A SQLite result code as a queue_rc. */

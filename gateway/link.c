@@ -34,6 +34,7 @@ static void	link_error_cb(void *, struct conn *, const char *);
 static void	link_drained_cb(void *, struct conn *);
 static void	link_connected_cb(void *, struct conn *);
 static void	link_send_inflight(struct link *, const char *);
+static void	link_ack_arm(struct link *);
 
 static const struct conn_ops link_ops = {
 	link_frame_cb,
@@ -472,7 +473,6 @@ link_send_inflight(struct link *l, const char *outcome)
 	struct link_msg	*lm = l->inflight;
 	struct mos_msg	*m = lm->msg;
 	struct gw	*gw = l->ncs->gw;
-	struct timeval	 tv;
 
 	lm->tries++;
 	lm->sends++;
@@ -497,10 +497,18 @@ link_send_inflight(struct link *l, const char *outcome)
 			return;
 		}
 	}
-	if (!l->inflight_hb) {
-		tv = link_tv(l->ncs->conf->ack_timeout_ms);
-		evtimer_add(l->ack_ev, &tv);
-	}
+	if (!l->inflight_hb)
+		link_ack_arm(l);
+}
+
+/* Wait ack_timeout for the answer to the message in flight. */
+static void
+link_ack_arm(struct link *l)
+{
+	struct timeval	tv;
+
+	tv = link_tv(l->ncs->conf->ack_timeout_ms);
+	evtimer_add(l->ack_ev, &tv);
 }
 
 /* Take the next queued message if this is the active link and it is idle. */
@@ -605,13 +613,14 @@ link_nack_text(const struct mos_msg *m)
 	return NULL;
 }
 
-/* The reply to what was in flight. */
-static void
-link_reply(struct link *l, const struct mos_msg *m)
+/* The reply to what was in flight; true if its owner kept m. */
+static bool
+link_reply(struct link *l, struct mos_msg *m)
 {
 	struct link_msg	*lm = l->inflight;
 	const char	*nack = link_nack_text(m);
 	int		 to;
+	bool		 kept;
 
 	evtimer_del(l->ack_ev);
 	l->failures = 0;
@@ -635,12 +644,12 @@ link_reply(struct link *l, const struct mos_msg *m)
 			ncs_link_changed(l->ncs, l);
 		}
 		link_kick(l);
-		return;
+		return false;
 	}
 	if (nack != NULL && (to = ncs_buddy_target(l->ncs, l, nack)) >= 0) {
 		link_requeue(l);	/* sent again on the other target */
 		ncs_switch(l->ncs, to, "buddy-sentence");
-		return;
+		return false;
 	}
 	l->inflight = NULL;
 	if (nack != NULL)
@@ -651,26 +660,23 @@ link_reply(struct link *l, const struct mos_msg *m)
 	    (double)(util_mono_ms() - l->sent_mono) / 1000);
 	metrics_count(MET_ACKS, l->ncs->conf->name, mos_type_name(lm->type),
 	    nack != NULL ? "nack" : "ack");
+	lm->reply = m;
 	if (lm->cb != NULL)
 		lm->cb(lm->arg, lm, LINK_REPLY, m);
+	kept = lm->reply == NULL;
 	link_msg_free(lm);
 	link_kick(l);
+	return kept;
 }
 
-/* A frame on our link: a reply, or a request of the NCS on our socket. */
+/* A message on our link: a reply, or a request of the NCS on our socket. */
 static void
-link_frame_cb(void *arg, struct conn *c, const struct mos_frame *f)
+link_message(struct link *l, struct conn *c, struct ncs *n, struct mos_msg *m)
 {
-	struct link	*l = arg;
-	struct ncs	*n = l->ncs;
-	struct mos_msg	*m;
-
-	l->rx_mono = util_mono_ms();
-	if ((m = dispatch_frame(n->gw, c, &n, f)) == NULL)
-		return;
-	if (n == l->ncs && link_is_reply(l, m))
-		link_reply(l, m);
-	else if (reply_is_answer_type(m->type_name))
+	if (n == l->ncs && link_is_reply(l, m)) {
+		if (link_reply(l, m))
+			return;		/* its owner kept it */
+	} else if (reply_is_answer_type(m->type_name))
 		log_event(LL_WARN, "msg.unpaired", "ncs=%s port=%s target=%s "
 		    "type=%s message_id=%d expected=%d", l->ncs->conf->name,
 		    gw_port_name(l->port), link_target_name(l),
@@ -682,6 +688,57 @@ link_frame_cb(void *arg, struct conn *c, const struct mos_frame *f)
 		return;
 	}
 	mos_msg_free(m);
+}
+
+/* A large frame parsed on the bookkeeping thread: carry on with it. */
+static void
+link_parsed_cb(struct conn *c, const struct mos_frame *f, struct mos_msg *m,
+    const struct mos_error *err)
+{
+	struct link	*l = c->arg;
+	struct ncs	*n = l->ncs;
+
+	l->rx_mono = util_mono_ms();
+	m = dispatch_parsed(n->gw, c, &n, f, m, err);
+	if (l->inflight != NULL && !l->inflight_hb &&
+	    (m == NULL || n != l->ncs || !link_is_reply(l, m)))
+		link_ack_arm(l);	/* not the answer: wait on */
+	if (m != NULL)
+		link_message(l, c, n, m);
+}
+
+/* A frame on our link (a large one is parsed off the event loop). */
+static void
+link_frame_cb(void *arg, struct conn *c, const struct mos_frame *f)
+{
+	struct link	*l = arg;
+	struct ncs	*n = l->ncs;
+	struct mos_msg	*m;
+
+	l->rx_mono = util_mono_ms();
+	if (f->len >= GW_ASYNC_BYTES) {
+		/* most likely the answer: no resend while it is parsed */
+		evtimer_del(l->ack_ev);
+		dispatch_parse_async(n->gw, c, f, n->conf->mode,
+		    link_parsed_cb);
+		return;
+	}
+	if ((m = dispatch_frame(n->gw, c, &n, f)) == NULL)
+		return;
+	link_message(l, c, n, m);
+}
+
+/*
+ * The reply being handed to the owner of the message in flight, which may
+ * keep it (a large roList goes to the bookkeeping thread as it is).
+ */
+struct mos_msg *
+link_take_reply(struct link_msg *lm)
+{
+	struct mos_msg	*m = lm->reply;
+
+	lm->reply = NULL;
+	return m;
 }
 
 /* The connection ended. */

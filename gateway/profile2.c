@@ -10,6 +10,11 @@
  * the status of each of our items whose object the catalog knows (or
  * RO_STAT_UNKNOWN), or an error roStatus.
  *
+ * A change the NCS sends again with the same messageID (our roAck was
+ * lost) gets the answer kept with the first one (rostore_once_get) and is
+ * not applied twice; the same messageID on a different message is a new
+ * message (an NCS that restarted its count), logged as ro.msgid_reused.
+ *
  * A message naming a running order, story or item we do not hold means the
  * two sides are out of step: after the error roStatus the running order is
  * asked for again with roReq on our upper link, and the roList rebuilds it.
@@ -38,6 +43,9 @@ struct p2_task {
 	const char		*outcome;
 	int			 rc;
 	bool			 from_ncs;	/* a roList of our own roReq */
+	struct ro_once		 once;		/* a change: kept for resends */
+	bool			 replayed;	/* a resend: the kept answer */
+	bool			 reused;	/* its messageID kept for another */
 	int64_t			 start_mono;
 };
 
@@ -113,7 +121,18 @@ p2_run(struct gwdb *g, void *arg)
 		t->rc = rostore_list_all(g, t->ncs, &t->answer);
 		break;
 	default:
-		t->rc = rostore_apply(g, t->ncs, t->mos_id, t->m, &t->res);
+		if (t->once.message_id != 0) {
+			rostore_digest(t->m, t->once.digest);
+			t->rc = rostore_once_get(g, t->ncs, &t->once, &t->res);
+			if (t->rc == QUEUE_OK) {
+				t->replayed = true;
+				break;
+			}
+			t->reused = t->rc == QUEUE_EXISTS;
+			rostore_result_clear(&t->res, false);
+		}
+		t->rc = rostore_apply_once(g, t->ncs, t->mos_id, t->m,
+		    &t->once, &t->res);
 		break;
 	}
 	if (!t->from_ncs)
@@ -227,11 +246,16 @@ p2_done(void *arg, int rc)
 		return;
 	}
 	ok = strcmp(t->outcome, "reply") == 0;
+	if (t->reused)
+		log_event(LL_WARN, "ro.msgid_reused", "ncs=%s type=%s ro=%s "
+		    "message_id=%d", log_q(t->ncs), mos_type_name(t->type),
+		    log_q(ro_id), (int)t->message_id);
 	log_event(ok ? LL_INFO : LL_WARN, "ro.msg", "ncs=%s type=%s ro=%s "
-	    "message_id=%d result=%s items=%zu unknown_objects=%zu ms=%lld",
+	    "message_id=%d result=%s items=%zu unknown_objects=%zu%s ms=%lld",
 	    log_q(t->ncs), mos_type_name(t->type), log_q(ro_id),
 	    (int)t->message_id, ok ? "ok" : log_q(t->res.err != RO_OK ?
 	    t->res.text : "error"), t->res.nitems, p2_unknown(&t->res),
+	    t->replayed ? " resend=answered-again" : "",
 	    (long long)(util_mono_ms() - t->start_mono));
 	if ((c = dispatch_conn_find(gw, t->conn)) == NULL)
 		log_event(LL_WARN, "ro.noreply", "ncs=%s type=%s ro=%s "
@@ -270,6 +294,23 @@ profile2_request(struct gw *gw, struct conn *c, struct ncs *ncs,
 	t->type = m->type;
 	t->ro_id = rostore_ro_id(m) != NULL ? xstrdup(rostore_ro_id(m)) : NULL;
 	t->start_mono = util_mono_ms();
+	/*
+	 * Kept for resends: the changes applied on top of what is stored.
+	 * roCreate and roReplace carry the whole running order: applied again
+	 * they give the same state and answer, so a (large) one is not
+	 * digested.
+	 */
+	switch (m->type) {
+	case MOS_T_RO_REQ:
+	case MOS_T_RO_REQ_ALL:
+	case MOS_T_RO_CREATE:
+	case MOS_T_RO_REPLACE:
+		break;
+	default:
+		t->once.port = c->port;
+		t->once.message_id = t->message_id;
+		break;
+	}
 	dbw_submit(gw->dbw, p2_run, p2_done, t);
 }
 
@@ -284,12 +325,11 @@ p2_resync_cb(void *arg, struct link_msg *lm, enum link_result res,
 	struct p2_task		*t;
 	struct mos_msg		*copy;
 
-	(void)lm;
 	TAILQ_REMOVE(&n->ro_pending, p, entry);
 	if (res == LINK_REPLY && reply->type == MOS_T_RO_LIST &&
 	    reply->u.ro_list.ro_id != NULL &&
 	    strcmp(reply->u.ro_list.ro_id, p->ro_id) == 0 &&
-	    (copy = profile2_copy(reply)) != NULL) {
+	    (copy = link_take_reply(lm)) != NULL) {
 		t = xcalloc(1, sizeof *t);
 		t->gw = gw;
 		t->ncs = xstrdup(n->conf->name);
@@ -332,28 +372,4 @@ profile2_resync(struct ncs *n, const char *ro_id)
 	log_event(LL_INFO, "ro.resync", "ncs=%s ro=%s result=requested",
 	    log_q(n->conf->name), log_q(ro_id));
 	ncs_send(n, GW_PORT_UPPER, lm);
-}
-
-/*
- * A copy of a message (a reply lives only for its callback): through the
- * writer and the parser, so that the copy owns everything.
- */
-struct mos_msg *
-profile2_copy(const struct mos_msg *m)
-{
-	struct mos_buf	 b = { NULL, 0, 0 };
-	struct mos_msg	*out = NULL;
-	struct mos_msg	 tmp = *m;
-	char		 err[256];
-
-	if (tmp.mos_id == NULL || *tmp.mos_id == '\0')
-		tmp.mos_id = "x";
-	if (tmp.ncs_id == NULL || *tmp.ncs_id == '\0')
-		tmp.ncs_id = "x";
-	if (mos_write(&tmp, MOS_ENC_UTF8, &b, err, sizeof err) == 0 &&
-	    mos_parse(b.data, b.len, MOS_ENC_UTF8, MOS_LENIENT, &out,
-	    NULL) != MOS_OK)
-		out = NULL;
-	mos_buf_free(&b);
-	return out;
 }

@@ -11,6 +11,13 @@
  *   mosReqSearchableSchema              mosListSearchableSchema
  *   mosReqObjList                       mosObjList, one page of a search
  *       (search.c) with listReturnStart/End/Total
+ *
+ * The database work of these (the change and its commit, the search and
+ * the building of the mosObjList) runs on the bookkeeping thread, so that a
+ * slow search never holds up the other links; the answer goes out on the
+ * loop thread once the thread is done, and for a change only after its
+ * commit. A retry of a change still on the thread is answered, right after
+ * it, with its answer.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +34,7 @@
  */
 struct p3_answer {
 	int32_t		 message_id;	/* 0 = empty slot */
+	bool		 pending;	/* on the thread: no answer yet */
 	char		*key;		/* what the request asked */
 	char		*obj_id;
 	int		 rev;
@@ -39,6 +47,28 @@ struct p3_recent {
 	size_t			 next;
 };
 
+/* A request on the bookkeeping thread. */
+struct p3_task {
+	struct gw		*gw;
+	char			*ncs;		/* name */
+	char			*mos_id;
+	uint64_t		 conn;		/* answer there */
+	struct mos_msg		*m;		/* the request (owned) */
+	const char		*op;		/* NEW, UPDATE, DELETE */
+	char			*user;
+	char			*key;		/* p3_key, NULL: a search */
+	bool			 replay;	/* a retry: the kept answer */
+	char			*obj_id;	/* result of a change */
+	int			 rev;
+	char			*err;
+	int			 rc;
+	struct mos_msg		*reply;		/* result of a search */
+	const char		*outcome;
+	char			*warn;		/* a search error, to log */
+	int64_t			 total;
+	size_t			 returned;
+};
+
 /* The ncsID to answer with: the request's, else the NCS's own. */
 static const char *
 p3_ncs_id(struct ncs *ncs, const struct mos_msg *m)
@@ -47,20 +77,27 @@ p3_ncs_id(struct ncs *ncs, const struct mos_msg *m)
 	    ncs->conf->ncs_id;
 }
 
-/* Answer with a mosAck. */
+/* Answer with a mosAck (c NULL: the connection is gone, log only). */
 static void
-p3_ack(struct gw *gw, struct conn *c, struct ncs *ncs, const struct mos_msg *m,
-    const char *obj_id, int rev, bool ok, const char *text)
+p3_ack(struct gw *gw, struct conn *c, const char *ncs_name,
+    const char *ncs_id, const struct mos_msg *m, const char *obj_id, int rev,
+    bool ok, const char *text)
 {
 	struct mos_msg	*r;
 
-	r = reply_mos_ack(gw->cfg->mos_id, p3_ncs_id(ncs, m),
-	    m->has_message_id ? m->message_id : 0, obj_id, ok, text);
-	r->u.mos_ack.obj_rev = (uint32_t)rev;
 	if (!ok)
 		log_event(LL_WARN, "p3.nack", "ncs=%s type=%s obj=%s reason=%s",
-		    ncs->conf->name, log_q(m->type_name), log_q(obj_id),
+		    ncs_name, log_q(m->type_name), log_q(obj_id),
 		    log_q(text));
+	if (c == NULL) {
+		log_event(LL_WARN, "p3.noreply", "ncs=%s type=%s obj=%s "
+		    "reason=connection-closed", ncs_name, log_q(m->type_name),
+		    log_q(obj_id));
+		return;
+	}
+	r = reply_mos_ack(gw->cfg->mos_id, ncs_id,
+	    m->has_message_id ? m->message_id : 0, obj_id, ok, text);
+	r->u.mos_ack.obj_rev = (uint32_t)rev;
 	dispatch_reply(c, r, ok ? "reply" : "nack");
 }
 
@@ -123,7 +160,7 @@ p3_user(struct ncs *ncs, const struct mos_obj_action *o, bool create)
 
 /* The job for the MAM's worker (inside the caller's transaction). */
 static int
-p3_job(struct gwdb *g, struct ncs *ncs, const char *kind, const char *op,
+p3_job(struct gwdb *g, const char *ncs, const char *kind, const char *op,
     const char *obj_id, const char *user, int32_t message_id)
 {
 	struct queue_enqueue_req	 req;
@@ -136,7 +173,7 @@ p3_job(struct gwdb *g, struct ncs *ncs, const char *kind, const char *op,
 	sbuf_puts(&p, ",\"objID\":");
 	sbuf_json_str(&p, obj_id);
 	sbuf_puts(&p, ",\"ncs\":");
-	sbuf_json_str(&p, ncs->conf->name);
+	sbuf_json_str(&p, ncs);
 	sbuf_puts(&p, ",\"user\":");
 	sbuf_json_str(&p, user);
 	sbuf_printf(&p, ",\"messageID\":%d}", (int)message_id);
@@ -178,38 +215,37 @@ p3_new_id(struct gwdb *g, char **out)
 }
 
 /*
- * One NEW / UPDATE / DELETE in one transaction: the catalog, the mosObj
- * deliveries, the MAM's job. *obj_id gets the objID, *rev its objRev.
+ * One NEW / UPDATE / DELETE in one transaction (on the bookkeeping thread):
+ * the catalog, the mosObj deliveries, the MAM's job. t->obj_id gets the
+ * objID, t->rev its objRev, t->err what went wrong.
  */
 static int
-p3_change(struct gw *gw, struct ncs *ncs, const struct mos_msg *m,
-    const struct mos_obj_action *o, const char *op, char **obj_id, int *rev,
-    char **err)
+p3_change(struct gwdb *g, struct p3_task *t, const struct mos_obj_action *o)
 {
-	struct gwdb		*g = gw->db;
+	const struct mos_msg	*m = t->m;
 	struct catalog_asset	 a;
-	const char		*kind, *user;
+	const char		*kind, *op = t->op, *user = t->user;
+	char			**err = &t->err;
 	int			 rc;
 
 	memset(&a, 0, sizeof a);
-	user = p3_user(ncs, o, strcmp(op, "NEW") == 0);
 	if ((rc = queue_tx_begin(g->q)) != QUEUE_OK) {
 		xasprintf(err, "database: %s", queue_strerror(rc));
 		return rc;
 	}
 	if (strcmp(op, "NEW") == 0) {
 		kind = PROFILE3_KIND_CREATE;
-		if ((rc = p3_new_id(g, obj_id)) != QUEUE_OK)
+		if ((rc = p3_new_id(g, &t->obj_id)) != QUEUE_OK)
 			goto dberr;
-		a.obj_id = xstrdup(*obj_id);
+		a.obj_id = xstrdup(t->obj_id);
 		a.air = xstrdup("NOT READY");
 		a.type = xstrdup("OTHER");
 		a.created_by = xstrdup(user);
 		p3_apply(&a, o, user);
-		rc = catalog_put(g, &a, rev, NULL, err);
+		rc = catalog_put(g, &a, &t->rev, NULL, err);
 	} else if (strcmp(op, "UPDATE") == 0) {
 		kind = PROFILE3_KIND_UPDATE;
-		*obj_id = xstrdup(o->obj_id);
+		t->obj_id = xstrdup(o->obj_id);
 		if ((rc = catalog_get(g, o->obj_id, &a)) == QUEUE_OK &&
 		    a.deleted)
 			rc = QUEUE_ENOTFOUND;
@@ -220,11 +256,11 @@ p3_change(struct gw *gw, struct ncs *ncs, const struct mos_msg *m,
 		if (rc != QUEUE_OK)
 			goto dberr;
 		p3_apply(&a, o, user);
-		rc = catalog_put(g, &a, rev, NULL, err);
+		rc = catalog_put(g, &a, &t->rev, NULL, err);
 	} else {
 		kind = PROFILE3_KIND_DELETE;
-		*obj_id = xstrdup(o->obj_id);
-		rc = catalog_delete(g, o->obj_id, user, rev, NULL, err);
+		t->obj_id = xstrdup(o->obj_id);
+		rc = catalog_delete(g, o->obj_id, user, &t->rev, NULL, err);
 		if (rc == QUEUE_ENOTFOUND) {
 			free(*err);
 			xasprintf(err, "Unknown object: %s", o->obj_id);
@@ -232,16 +268,12 @@ p3_change(struct gw *gw, struct ncs *ncs, const struct mos_msg *m,
 	}
 	if (rc != QUEUE_OK)
 		goto fail;
-	rc = p3_job(g, ncs, kind, op, *obj_id, user, m->has_message_id ?
+	rc = p3_job(g, t->ncs, kind, op, t->obj_id, user, m->has_message_id ?
 	    m->message_id : 0);
 	if (rc != QUEUE_OK)
 		goto dberr;
-	if ((rc = queue_tx_commit(g->q)) != QUEUE_OK) {
+	if ((rc = queue_tx_commit(g->q)) != QUEUE_OK)
 		xasprintf(err, "database commit: %s", queue_strerror(rc));
-		goto out;
-	}
-	log_event(LL_INFO, "p3.change", "ncs=%s op=%s obj=%s rev=%d user=%s",
-	    ncs->conf->name, op, log_q(*obj_id), *rev, log_q(user));
 	goto out;
 dberr:
 	xasprintf(err, "database: %s", queue_strerror(rc));
@@ -301,8 +333,8 @@ p3_key(const struct mos_obj_action *o, const char *op)
 	return sb.s;
 }
 
-/* The kept answer to this very request, or NULL. */
-static const struct p3_answer *
+/* The kept (or pending) answer to this very request, or NULL. */
+static struct p3_answer *
 p3_recent_find(struct ncs *ncs, int32_t message_id, const char *key)
 {
 	size_t	i;
@@ -317,109 +349,211 @@ p3_recent_find(struct ncs *ncs, int32_t message_id, const char *key)
 	return NULL;
 }
 
-/* Keep an answer (key is taken over). */
+/* A slot for the answer to this request, pending until p3_recent_set. */
 static void
-p3_recent_add(struct ncs *ncs, int32_t message_id, char *key,
-    const char *obj_id, int rev, bool ok, const char *text)
+p3_recent_add(struct ncs *ncs, int32_t message_id, const char *key)
 {
 	struct p3_answer	*a;
 
-	if (message_id == 0) {
-		free(key);
+	if (message_id == 0)
 		return;
-	}
 	if (ncs->p3recent == NULL)
 		ncs->p3recent = xcalloc(1, sizeof *ncs->p3recent);
 	a = &ncs->p3recent->a[ncs->p3recent->next];
 	ncs->p3recent->next = (ncs->p3recent->next + 1) % P3_RECENT;
 	p3_answer_clear(a);
 	a->message_id = message_id;
-	a->key = key;
+	a->pending = true;
+	a->key = xstrdup(key);
+}
+
+/* The answer of a change, kept (keep) or forgotten (worth a retry). */
+static void
+p3_recent_set(struct ncs *ncs, int32_t message_id, const char *key,
+    bool keep, const char *obj_id, int rev, bool ok, const char *text)
+{
+	struct p3_answer	*a;
+
+	if (ncs == NULL || (a = p3_recent_find(ncs, message_id, key)) == NULL)
+		return;
+	if (!keep) {
+		p3_answer_clear(a);
+		return;
+	}
+	a->pending = false;
 	a->obj_id = obj_id != NULL ? xstrdup(obj_id) : NULL;
 	a->rev = rev;
 	a->ok = ok;
 	a->text = xstrdup(text);
 }
 
-/* NEW (mosObjCreate too), UPDATE or DELETE, with its checks; then answer. */
+static void
+p3_task_free(struct p3_task *t)
+{
+	free(t->ncs);
+	free(t->mos_id);
+	mos_msg_free(t->m);
+	free(t->user);
+	free(t->key);
+	free(t->obj_id);
+	free(t->err);
+	mos_msg_free(t->reply);
+	free(t->warn);
+	free(t);
+}
+
+/* A task for the request m (taken) that came on c. */
+static struct p3_task *
+p3_task_new(struct gw *gw, struct conn *c, struct ncs *ncs,
+    struct mos_msg *m)
+{
+	struct p3_task	*t;
+
+	t = xcalloc(1, sizeof *t);
+	t->gw = gw;
+	t->ncs = xstrdup(ncs->conf->name);
+	t->mos_id = xstrdup(gw->cfg->mos_id);
+	t->conn = c->id;
+	t->m = m;
+	return t;
+}
+
+/* The thread: the change, tried again while the database is busy. */
+static int
+p3_change_run(struct gwdb *g, void *arg)
+{
+	struct p3_task			*t = arg;
+	const struct mos_obj_action	*o;
+	int				 tries;
+
+	if (t->replay)
+		return QUEUE_OK;
+	o = t->m->type == MOS_T_MOS_OBJ_CREATE ? &t->m->u.mos_obj_create :
+	    &t->m->u.mos_req_obj_action;
+	t->rc = QUEUE_EBUSY;
+	for (tries = 0; t->rc == QUEUE_EBUSY && tries < P3_TRIES; tries++) {
+		free(t->obj_id);
+		free(t->err);
+		t->obj_id = t->err = NULL;
+		t->rc = p3_change(g, t, o);
+	}
+	return t->rc;
+}
+
+/* The loop thread: answer the change (committed or not), keep the answer. */
+static void
+p3_change_done(void *arg, int rc)
+{
+	struct p3_task			*t = arg;
+	const struct mos_obj_action	*o;
+	const struct p3_answer		*done;
+	struct ncs			*ncs;
+	struct conn			*c;
+	const char			*ack, *ncs_id;
+	int32_t				 id = t->m->has_message_id ?
+					    t->m->message_id : 0;
+
+	(void)rc;
+	ncs = ncs_find_by_name(t->gw, t->ncs);
+	c = dispatch_conn_find(t->gw, t->conn);
+	ncs_id = t->m->ncs_id != NULL && *t->m->ncs_id != '\0' ?
+	    t->m->ncs_id : ncs != NULL ? ncs->conf->ncs_id : "";
+	o = t->m->type == MOS_T_MOS_OBJ_CREATE ? &t->m->u.mos_obj_create :
+	    &t->m->u.mos_req_obj_action;
+	if (t->replay) {
+		done = ncs != NULL ? p3_recent_find(ncs, id, t->key) : NULL;
+		if (done == NULL || done->pending)
+			p3_ack(t->gw, c, t->ncs, ncs_id, t->m, o->obj_id, 0,
+			    false, "The first request with this messageID "
+			    "failed on a busy database: send it again");
+		else {
+			log_event(LL_INFO, "p3.retry", "ncs=%s op=%s "
+			    "message_id=%d obj=%s", t->ncs, t->op, (int)id,
+			    log_q(done->obj_id));
+			p3_ack(t->gw, c, t->ncs, ncs_id, t->m, done->obj_id,
+			    done->rev, done->ok, done->text);
+		}
+	} else if (t->rc == QUEUE_OK) {
+		log_event(LL_INFO, "p3.change", "ncs=%s op=%s obj=%s rev=%d "
+		    "user=%s", t->ncs, t->op, log_q(t->obj_id), t->rev,
+		    log_q(t->user));
+		ack = strcmp(t->op, "NEW") == 0 ? "Placeholder created" :
+		    strcmp(t->op, "UPDATE") == 0 ? "Updated" : "Deleted";
+		p3_recent_set(ncs, id, t->key, true, t->obj_id, t->rev, true,
+		    ack);
+		p3_ack(t->gw, c, t->ncs, ncs_id, t->m, t->obj_id, t->rev, true,
+		    ack);
+	} else {
+		if (t->obj_id == NULL && o->obj_id != NULL)
+			t->obj_id = xstrdup(o->obj_id);
+		ack = t->err != NULL ? t->err : queue_strerror(t->rc);
+		/* A busy database is worth a retry; a refusal is final. */
+		p3_recent_set(ncs, id, t->key, t->rc != QUEUE_EBUSY, t->obj_id,
+		    0, false, ack);
+		p3_ack(t->gw, c, t->ncs, ncs_id, t->m, t->obj_id, 0, false,
+		    ack);
+	}
+	p3_task_free(t);
+}
+
+/*
+ * NEW (mosObjCreate too), UPDATE or DELETE: checked here, changed on the
+ * bookkeeping thread, answered after. Takes m.
+ */
 static void
 p3_obj_action(struct gw *gw, struct conn *c, struct ncs *ncs,
-    const struct mos_msg *m, const struct mos_obj_action *o, const char *op)
+    struct mos_msg *m, const struct mos_obj_action *o, const char *op)
 {
-	const struct p3_answer	*done;
-	const char		*ack;
-	char			*obj_id = NULL, *err = NULL, *key, text[300];
-	int32_t			 id = m->has_message_id ? m->message_id : 0;
-	int			 rev = 0, rc = QUEUE_EBUSY, tries;
+	struct p3_task	*t;
+	char		 text[300];
+	const char	*bad = NULL;
+	int32_t		 id = m->has_message_id ? m->message_id : 0;
 
 	if (strcmp(op, "NEW") == 0) {
 		if (o->obj_slug == NULL || *o->obj_slug == '\0' ||
-		    !o->obj_tb.set) {
-			p3_ack(gw, c, ncs, m, NULL, 0, false, "A new object "
-			    "needs objSlug and objTB");
-			return;
-		}
+		    !o->obj_tb.set)
+			bad = "A new object needs objSlug and objTB";
 	} else if (strcmp(op, "UPDATE") == 0 || strcmp(op, "DELETE") == 0) {
 		if (o->obj_id == NULL || *o->obj_id == '\0') {
 			snprintf(text, sizeof text, "%s needs the objID "
 			    "attribute", op);
-			p3_ack(gw, c, ncs, m, NULL, 0, false, text);
-			return;
+			bad = text;
 		}
 	} else {
 		snprintf(text, sizeof text, "Unknown operation '%.40s' (NEW, "
 		    "UPDATE or DELETE)", op);
-		p3_ack(gw, c, ncs, m, o->obj_id, 0, false, text);
+		bad = text;
+	}
+	if (bad != NULL) {
+		p3_ack(gw, c, ncs->conf->name, p3_ncs_id(ncs, m), m,
+		    strcmp(op, "NEW") == 0 ? NULL : o->obj_id, 0, false, bad);
+		mos_msg_free(m);
 		return;
 	}
-	key = p3_key(o, op);
-	if ((done = p3_recent_find(ncs, id, key)) != NULL) {
-		log_event(LL_INFO, "p3.retry", "ncs=%s op=%s message_id=%d "
-		    "obj=%s", ncs->conf->name, op, (int)id,
-		    log_q(done->obj_id));
-		p3_ack(gw, c, ncs, m, done->obj_id, done->rev, done->ok,
-		    done->text);
-		free(key);
-		return;
-	}
-	for (tries = 0; rc == QUEUE_EBUSY && tries < P3_TRIES; tries++) {
-		free(obj_id);
-		free(err);
-		obj_id = err = NULL;
-		rc = p3_change(gw, ncs, m, o, op, &obj_id, &rev, &err);
-	}
-	if (rc == QUEUE_OK) {
-		ack = strcmp(op, "NEW") == 0 ? "Placeholder created" :
-		    strcmp(op, "UPDATE") == 0 ? "Updated" : "Deleted";
-		p3_ack(gw, c, ncs, m, obj_id, rev, true, ack);
-		p3_recent_add(ncs, id, key, obj_id, rev, true, ack);
-	} else {
-		if (obj_id == NULL && o->obj_id != NULL)
-			obj_id = xstrdup(o->obj_id);
-		ack = err != NULL ? err : queue_strerror(rc);
-		p3_ack(gw, c, ncs, m, obj_id, 0, false, ack);
-		/* A busy database is worth a retry; a refusal is final. */
-		if (rc != QUEUE_EBUSY)
-			p3_recent_add(ncs, id, key, obj_id, 0, false, ack);
-		else
-			free(key);
-	}
-	free(obj_id);
-	free(err);
+	t = p3_task_new(gw, c, ncs, m);
+	t->op = strcmp(op, "NEW") == 0 ? "NEW" : strcmp(op, "UPDATE") == 0 ?
+	    "UPDATE" : "DELETE";
+	t->user = xstrdup(p3_user(ncs, o, strcmp(op, "NEW") == 0));
+	t->key = p3_key(o, op);
+	if (p3_recent_find(ncs, id, t->key) != NULL)
+		t->replay = true;	/* answered after the first one */
+	else
+		p3_recent_add(ncs, id, t->key);
+	dbw_submit(gw->dbw, p3_change_run, p3_change_done, t);
 }
 
-/* mosObjCreate -> a placeholder, mosAck with its objID. */
+/* mosObjCreate -> a placeholder, mosAck with its objID. Takes m. */
 void
 profile3_obj_create(struct gw *gw, struct conn *c, struct ncs *ncs,
-    const struct mos_msg *m)
+    struct mos_msg *m)
 {
 	p3_obj_action(gw, c, ncs, m, &m->u.mos_obj_create, "NEW");
 }
 
-/* mosReqObjAction NEW | UPDATE | DELETE -> mosAck. */
+/* mosReqObjAction NEW | UPDATE | DELETE -> mosAck. Takes m. */
 void
 profile3_req_obj_action(struct gw *gw, struct conn *c, struct ncs *ncs,
-    const struct mos_msg *m)
+    struct mos_msg *m)
 {
 	const struct mos_obj_action	*o = &m->u.mos_req_obj_action;
 
@@ -464,12 +598,12 @@ p3_query(const struct mos_req_obj_list *rq, struct search_query *q,
 	return 0;
 }
 
-/* mosReqObjList -> mosObjList: one page of the search, and the total. */
-void
-profile3_req_obj_list(struct gw *gw, struct conn *c, struct ncs *ncs,
-    const struct mos_msg *m)
+/* The thread: one page of the search and the total, as a mosObjList. */
+static int
+p3_list_run(struct gwdb *g, void *arg)
 {
-	const struct mos_req_obj_list	*rq = &m->u.mos_req_obj_list;
+	struct p3_task			*t = arg;
+	const struct mos_req_obj_list	*rq = &t->m->u.mos_req_obj_list;
 	struct catalog_asset		 a[PROFILE3_PAGE_MAX];
 	struct search_query		 q;
 	struct mos_obj_list		*ol;
@@ -479,13 +613,8 @@ profile3_req_obj_list(struct gw *gw, struct conn *c, struct ncs *ncs,
 	size_t				 n = 0, i, want;
 	int				 rc = QUEUE_OK, tries;
 
-	r = reply_new(MOS_T_MOS_OBJ_LIST, gw->cfg->mos_id, p3_ncs_id(ncs, m),
-	    m->has_message_id ? m->message_id : 0);
+	r = t->reply;
 	ol = &r->u.mos_obj_list;
-	ol->username = mos_msg_strdup(r, rq->username != NULL ? rq->username :
-	    "");
-	ol->query_id = mos_msg_strdup(r, rq->query_id != NULL ? rq->query_id :
-	    "");
 	start = rq->has_list_return_start && rq->list_return_start > 0 ?
 	    rq->list_return_start : 1;
 	end = rq->has_list_return_end && rq->list_return_end > 0 ?
@@ -502,7 +631,7 @@ profile3_req_obj_list(struct gw *gw, struct conn *c, struct ncs *ncs,
 		    tries++) {
 			free(err);
 			err = NULL;
-			rc = search_run(gw->db, &q, a, want, &n, &total, &err);
+			rc = search_run(g, &q, a, want, &n, &total, &err);
 		}
 	} else
 		rc = QUEUE_EINVAL;
@@ -515,8 +644,7 @@ profile3_req_obj_list(struct gw *gw, struct conn *c, struct ncs *ncs,
 		reply_bound(text, sizeof text, err != NULL ? err :
 		    queue_strerror(rc));
 		ol->list_return_status = mos_msg_strdup(r, text);
-		log_event(LL_WARN, "p3.search", "ncs=%s query_id=%s error=%s",
-		    ncs->conf->name, log_q(rq->query_id), log_q(text));
+		t->warn = xstrdup(text);
 	} else if (n == 0) {
 		if (total == 0)
 			ol->list_return_status = "No objects match";
@@ -541,9 +669,59 @@ profile3_req_obj_list(struct gw *gw, struct conn *c, struct ncs *ncs,
 	for (i = 0; i < n; i++)
 		catalog_asset_clear(&a[i]);
 	free(err);
+	t->total = total;
+	t->returned = n;
+	return rc;
+}
+
+/* The loop thread: send the page. */
+static void
+p3_list_done(void *arg, int rc)
+{
+	struct p3_task			*t = arg;
+	const struct mos_req_obj_list	*rq = &t->m->u.mos_req_obj_list;
+	struct conn			*c;
+
+	(void)rc;
+	if (t->warn != NULL)
+		log_event(LL_WARN, "p3.search", "ncs=%s query_id=%s error=%s",
+		    t->ncs, log_q(rq->query_id), log_q(t->warn));
 	if (log_enabled(LL_DEBUG))
 		log_event(LL_DEBUG, "p3.search", "ncs=%s query_id=%s total=%lld "
-		    "returned=%zu", ncs->conf->name, log_q(rq->query_id),
-		    (long long)total, n);
-	dispatch_reply(c, r, "reply");
+		    "returned=%zu", t->ncs, log_q(rq->query_id),
+		    (long long)t->total, t->returned);
+	if ((c = dispatch_conn_find(t->gw, t->conn)) == NULL)
+		log_event(LL_WARN, "p3.noreply", "ncs=%s type=mosReqObjList "
+		    "query_id=%s reason=connection-closed", t->ncs,
+		    log_q(rq->query_id));
+	else {
+		dispatch_reply(c, t->reply, "reply");
+		t->reply = NULL;
+	}
+	p3_task_free(t);
+}
+
+/*
+ * mosReqObjList -> mosObjList: one page of the search, and the total,
+ * searched on the bookkeeping thread. Takes m.
+ */
+void
+profile3_req_obj_list(struct gw *gw, struct conn *c, struct ncs *ncs,
+    struct mos_msg *m)
+{
+	const struct mos_req_obj_list	*rq = &m->u.mos_req_obj_list;
+	struct mos_obj_list		*ol;
+	struct p3_task			*t;
+	struct mos_msg			*r;
+
+	r = reply_new(MOS_T_MOS_OBJ_LIST, gw->cfg->mos_id, p3_ncs_id(ncs, m),
+	    m->has_message_id ? m->message_id : 0);
+	ol = &r->u.mos_obj_list;
+	ol->username = mos_msg_strdup(r, rq->username != NULL ? rq->username :
+	    "");
+	ol->query_id = mos_msg_strdup(r, rq->query_id != NULL ? rq->query_id :
+	    "");
+	t = p3_task_new(gw, c, ncs, m);
+	t->reply = r;
+	dbw_submit(gw->dbw, p3_list_run, p3_list_done, t);
 }

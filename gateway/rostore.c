@@ -13,6 +13,10 @@
  */
 #include <sqlite3.h>
 #include <stdlib.h>
+
+#include <jansson.h>
+#include <openssl/evp.h>
+
 #include <string.h>
 
 #include "gateway/gateway.h"
@@ -1021,13 +1025,200 @@ ro_event(struct gwdb *g, const char *ncs, const struct mos_msg *m)
 	return rc;
 }
 
+/* A column as text ("" for NULL). */
+static const char *
+ro_text(sqlite3_stmt *st, int i)
+{
+	const unsigned char	*s = sqlite3_column_text(st, i);
+
+	return s == NULL ? "" : (const char *)s;
+}
+
+/* The items of a result as JSON: [[story, item, obj, channel, status]]. */
+static char *
+ro_items_json(const struct ro_result *res)
+{
+	json_t	*a, *e;
+	char	*s;
+	size_t	 i;
+
+	if ((a = json_array()) == NULL)
+		fatalx("out of memory");
+	for (i = 0; i < res->nitems; i++) {
+		e = json_pack("[sssss?]", res->items[i].story_id,
+		    res->items[i].item_id, res->items[i].obj_id,
+		    res->items[i].status, res->items[i].channel);
+		if (e == NULL || json_array_append_new(a, e) != 0)
+			fatalx("out of memory");
+	}
+	if ((s = json_dumps(a, JSON_COMPACT)) == NULL)
+		fatalx("out of memory");
+	json_decref(a);
+	return s;
+}
+
+/* The items of a kept answer back into res; -1 if the text is not ours. */
+static int
+ro_items_parse(struct ro_result *res, const char *text)
+{
+	static const char *const statuses[] = { "READY", "NOT READY",
+	    RO_STAT_UNKNOWN };
+	struct ro_item_stat	*it;
+	json_t			*a, *e, *ch;
+	const char		*story, *item, *obj, *status;
+	size_t			 i, k;
+	bool			 bad = false;
+
+	if ((a = json_loads(text, 0, NULL)) == NULL)
+		return -1;
+	if (!json_is_array(a)) {
+		json_decref(a);
+		return -1;
+	}
+	res->items = xcalloc(json_array_size(a) + 1, sizeof *res->items);
+	json_array_foreach(a, i, e) {
+		if (json_unpack(e, "[ssssO]", &story, &item, &obj, &status,
+		    &ch) != 0) {
+			bad = true;
+			break;
+		}
+		for (k = 0; k < nitems(statuses); k++)
+			if (strcmp(status, statuses[k]) == 0)
+				break;
+		if (k == nitems(statuses) || (!json_is_null(ch) &&
+		    !json_is_string(ch))) {
+			json_decref(ch);
+			bad = true;
+			break;
+		}
+		it = &res->items[res->nitems++];
+		it->story_id = xstrdup(story);
+		it->item_id = xstrdup(item);
+		it->obj_id = xstrdup(obj);
+		it->channel = json_is_string(ch) ?
+		    xstrdup(json_string_value(ch)) : NULL;
+		it->status = statuses[k];
+		json_decref(ch);
+	}
+	json_decref(a);
+	if (bad) {
+		rostore_result_clear(res, true);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The digest of a message as a resend would carry it again: SHA-256 of its
+ * UTF-8 form (so the same message in the other encoding, or with other
+ * white space, is the same). All zero if it cannot be written.
+ */
+void
+rostore_digest(const struct mos_msg *m, uint8_t digest[RO_DIGEST_LEN])
+{
+	struct mos_buf	 b = { NULL, 0, 0 };
+	struct mos_msg	 tmp = *m;
+	char		 err[256];
+	unsigned int	 len = RO_DIGEST_LEN;
+
+	memset(digest, 0, RO_DIGEST_LEN);
+	if (ro_empty(tmp.mos_id))
+		tmp.mos_id = RO_DUMMY;
+	if (ro_empty(tmp.ncs_id))
+		tmp.ncs_id = RO_DUMMY;
+	if (mos_write(&tmp, MOS_ENC_UTF8, &b, err, sizeof err) == 0 &&
+	    EVP_Digest(b.data, b.len, digest, &len, EVP_sha256(), NULL) != 1)
+		memset(digest, 0, RO_DIGEST_LEN);
+	mos_buf_free(&b);
+}
+
+/*
+ * The answer kept for a change (once->message_id != 0): QUEUE_OK with
+ * res->items as they were, QUEUE_ENOTFOUND, or QUEUE_EXISTS when the
+ * messageID was kept for a different message. Only the NCS's last change
+ * can be resent (it has one message outstanding on its upper port): an
+ * older one repeated after others is applied again.
+ */
+int
+rostore_once_get(struct gwdb *g, const char *ncs, const struct ro_once *once,
+    struct ro_result *res)
+{
+	sqlite3_stmt	*st;
+	const void	*d;
+	int		 rc;
+
+	memset(res, 0, sizeof *res);
+	st = gwdb_stmt(g, ST_RO_ANSWER_GET);
+	sqlite3_bind_text(st, 1, ncs, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 2, (int)once->port);
+	sqlite3_bind_int(st, 3, once->message_id);
+	sqlite3_bind_int64(st, 4, util_now_ms() - RO_ONCE_MS);
+	if ((rc = sqlite3_step(st)) != SQLITE_ROW) {
+		sqlite3_reset(st);
+		return rc == SQLITE_DONE ? QUEUE_ENOTFOUND : gwdb_rc(rc);
+	}
+	d = sqlite3_column_blob(st, 0);
+	if (sqlite3_column_int(st, 2) == 0)
+		rc = QUEUE_ENOTFOUND;	/* not the last one: not a resend */
+	else if (sqlite3_column_bytes(st, 0) != RO_DIGEST_LEN ||
+	    memcmp(d, once->digest, RO_DIGEST_LEN) != 0)
+		rc = QUEUE_EXISTS;
+	else if (ro_items_parse(res, ro_text(st, 1)) != 0)
+		rc = QUEUE_ENOTFOUND;	/* unreadable: apply it again */
+	else
+		rc = QUEUE_OK;
+	sqlite3_reset(st);
+	return rc;
+}
+
+/* Keep the answer of a change inside its transaction; trim the window. */
+static int
+ro_once_put(struct ro_ctx *x, const struct ro_once *once)
+{
+	sqlite3_stmt	*st;
+	char		*items;
+	int64_t		 id = 0, now = util_now_ms();
+	int		 rc;
+
+	items = ro_items_json(x->res);
+	st = gwdb_stmt(x->g, ST_RO_ANSWER_PUT);
+	sqlite3_bind_text(st, 1, x->ncs, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 2, (int)once->port);
+	sqlite3_bind_int(st, 3, once->message_id);
+	sqlite3_bind_blob(st, 4, once->digest, RO_DIGEST_LEN, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 5, now);
+	sqlite3_bind_text(st, 6, items, -1, SQLITE_STATIC);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		id = sqlite3_column_int64(st, 0);
+	while (rc == SQLITE_ROW)
+		rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	free(items);
+	if (rc != SQLITE_DONE)
+		return gwdb_rc(rc);
+	st = gwdb_stmt(x->g, ST_RO_ANSWER_TRIM);
+	sqlite3_bind_int64(st, 1, id - RO_ONCE_KEEP);
+	sqlite3_bind_int64(st, 2, now - RO_ONCE_MS);
+	return gwdb_exec_stmt(x->g, st);
+}
+
 /* Apply one running-order message in one durable transaction. */
 int
 rostore_apply(struct gwdb *g, const char *ncs, const char *mos_id,
     const struct mos_msg *m, struct ro_result *res)
 {
-	struct ro_ctx	x;
-	int		rc;
+	return rostore_apply_once(g, ncs, mos_id, m, NULL, res);
+}
+
+/* The same, keeping its answer for resends when once is set. */
+int
+rostore_apply_once(struct gwdb *g, const char *ncs, const char *mos_id,
+    const struct mos_msg *m, const struct ro_once *once,
+    struct ro_result *res)
+{
+	struct ro_ctx	 x;
+	sqlite3_stmt	*st;
+	int		 rc;
 
 	memset(res, 0, sizeof *res);
 	memset(&x, 0, sizeof x);
@@ -1044,6 +1235,15 @@ rostore_apply(struct gwdb *g, const char *ncs, const char *mos_id,
 	rc = ro_apply_msg(&x, m);
 	if (rc == QUEUE_OK && res->err == RO_OK)
 		rc = ro_event(g, ncs, m);
+	if (rc == QUEUE_OK && res->err == RO_OK) {
+		if (once != NULL && once->message_id != 0)
+			rc = ro_once_put(&x, once);
+		else {	/* a change no resend can name: the rest is older */
+			st = gwdb_stmt(g, ST_RO_ANSWER_FORGET);
+			sqlite3_bind_text(st, 1, ncs, -1, SQLITE_STATIC);
+			rc = gwdb_exec_stmt(g, st);
+		}
+	}
 	if (rc == QUEUE_OK)
 		rc = queue_tx_commit(g->q);
 	else
@@ -1076,15 +1276,6 @@ rostore_result_clear(struct ro_result *res, bool items_only)
 	res->nitems = 0;
 	if (!items_only)
 		memset(res, 0, sizeof *res);
-}
-
-/* A column as text ("" for NULL). */
-static const char *
-ro_text(sqlite3_stmt *st, int i)
-{
-	const unsigned char	*s = sqlite3_column_text(st, i);
-
-	return s == NULL ? "" : (const char *)s;
 }
 
 /*

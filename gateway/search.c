@@ -350,6 +350,18 @@ search_sort_cmp(const void *a, const void *b)
 	return (x->order > y->order) - (x->order < y->order);
 }
 
+/*
+ * With a general search, the matches and their rank come first, computed
+ * where the index can (bm25 cannot be called beside a window function).
+ */
+static void
+search_with(struct sbuf *sb, bool fts)
+{
+	if (fts)
+		sbuf_puts(sb, "WITH f(id, r) AS MATERIALIZED (SELECT rowid, "
+		    GWDB_RANK " FROM asset_fts WHERE asset_fts MATCH ?) ");
+}
+
 /* FROM and WHERE of the query (the same for the count and the page). */
 static void
 search_from_where(struct sbuf *sb, const struct search_query *q, bool fts)
@@ -358,13 +370,12 @@ search_from_where(struct sbuf *sb, const struct search_query *q, bool fts)
 	size_t			 i;
 	int			 group = -1;
 
-	sbuf_puts(sb, " FROM assets a");
-	if (fts)
-		sbuf_puts(sb, " JOIN asset_key k ON k.obj_id = a.obj_id"
-		    " JOIN asset_fts ON asset_fts.rowid = k.id");
+	if (fts)	/* the matches, ranked, from search_with */
+		sbuf_puts(sb, " FROM f JOIN asset_key k ON k.id = f.id"
+		    " JOIN assets a ON a.obj_id = k.obj_id");
+	else
+		sbuf_puts(sb, " FROM assets a");
 	sbuf_puts(sb, " WHERE a.deleted = 0");
-	if (fts)
-		sbuf_puts(sb, " AND asset_fts MATCH ?");
 	if (q->ncond == 0)
 		return;
 	sbuf_puts(sb, " AND ((");
@@ -452,6 +463,39 @@ search_rows(struct gwdb *g, sqlite3_stmt *st, struct catalog_asset *out,
 }
 
 /*
+ * The rows of a page statement (objID, total of all matches) read in full
+ * into out, in order; *total from the first row (0 when there is none).
+ */
+static int
+search_page(struct gwdb *g, sqlite3_stmt *st, struct catalog_asset *out,
+    size_t max, size_t *n, int64_t *total)
+{
+	char	**ids;
+	size_t	  nids = 0, i;
+	int	  rc;
+
+	ids = xcalloc(max + 1, sizeof *ids);
+	rc = SQLITE_DONE;
+	while (nids < max && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		ids[nids++] = xstrdup((const char *)sqlite3_column_text(st, 0));
+		*total = sqlite3_column_int64(st, 1);
+	}
+	rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? QUEUE_OK : QUEUE_EIO;
+	sqlite3_reset(st);
+	for (i = 0; i < nids && rc == QUEUE_OK; i++) {
+		if ((rc = catalog_get(g, ids[i], &out[*n])) != QUEUE_OK) {
+			catalog_asset_clear(&out[*n]);
+			break;
+		}
+		(*n)++;
+	}
+	for (i = 0; i < nids; i++)
+		free(ids[i]);
+	free(ids);
+	return rc == QUEUE_OK ? QUEUE_OK : QUEUE_EIO;
+}
+
+/*
  * Only a general search: the index alone counts (deleted assets have no
  * index row) and ranks the page before its rows are looked up, with the
  * named statements of gwdb.c.
@@ -508,23 +552,12 @@ search_run(struct gwdb *g, const struct search_query *q,
 		}
 		goto done;
 	}
-	sbuf_puts(&sql, "SELECT count(*)");
-	search_from_where(&sql, q, text);
-	if ((st = search_prepare(g, sql.s, err)) == NULL)
-		goto fail;
-	search_bind(st, q, text ? fts.s : NULL);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		*total = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	st = NULL;
-	if (rc != SQLITE_ROW) {
-		xasprintf(err, "search: %s", gwdb_errmsg(g));
-		goto fail;
-	}
-	if (*total <= q->offset || max == 0)
-		goto done;
-	sql.len = 0;
-	sbuf_puts(&sql, "SELECT " CATALOG_COLS);
+	/*
+	 * One pass: the page's objIDs in order, each with the count of all
+	 * matches; then only the page's rows are read in full.
+	 */
+	search_with(&sql, text);
+	sbuf_puts(&sql, "SELECT a.obj_id, count(*) OVER ()");
 	search_from_where(&sql, q, text);
 	sbuf_puts(&sql, " ORDER BY ");
 	if (q->nsort > 0) {
@@ -537,18 +570,36 @@ search_run(struct gwdb *g, const struct search_query *q,
 		free(sort);
 	}
 	if (text)
-		sbuf_puts(&sql, GWDB_RANK ", k.id");
+		sbuf_puts(&sql, "f.r, k.id");
 	else
 		sbuf_puts(&sql, "a.slug COLLATE NOCASE, a.obj_id");
 	sbuf_puts(&sql, " LIMIT ? OFFSET ?");
 	if ((st = search_prepare(g, sql.s, err)) == NULL)
 		goto fail;
 	k = search_bind(st, q, text ? fts.s : NULL);
-	sqlite3_bind_int64(st, k, (sqlite3_int64)max);
+	sqlite3_bind_int64(st, k, (sqlite3_int64)(max > 0 ? max : 1));
 	sqlite3_bind_int64(st, k + 1, q->offset);
-	rc = search_rows(g, st, out, max, n);
+	rc = search_page(g, st, out, max, n, total);
 	sqlite3_finalize(st);
+	st = NULL;
 	if (rc != QUEUE_OK) {
+		xasprintf(err, "search: %s", gwdb_errmsg(g));
+		goto fail;
+	}
+	if (*n > 0 || (q->offset == 0 && max > 0))
+		goto done;
+	/* past the end (or no room): the total alone */
+	sql.len = 0;
+	search_with(&sql, text);
+	sbuf_puts(&sql, "SELECT count(*)");
+	search_from_where(&sql, q, text);
+	if ((st = search_prepare(g, sql.s, err)) == NULL)
+		goto fail;
+	search_bind(st, q, text ? fts.s : NULL);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		*total = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW) {
 		xasprintf(err, "search: %s", gwdb_errmsg(g));
 		goto fail;
 	}

@@ -35,8 +35,6 @@
 
 #include "gateway/gateway.h"
 
-/* Frames from a known NCS this large are parsed off the event loop. */
-#define SESSION_ASYNC_BYTES	(256 * 1024)
 #define SESSION_UNTRUSTED_MAX	16	/* frames before a valid one */
 #define SESSION_LOG_MS		1000	/* refusal lines at most this often */
 #define SESSION_LOG_RATE	20	/* lines a second for untrusted ones */
@@ -327,18 +325,6 @@ session_forget_ncs(struct gw *gw, struct ncs *ncs)
 	}
 }
 
-/* A large frame being parsed on the bookkeeping thread. */
-struct session_parse {
-	struct gw		*gw;
-	uint64_t		 conn;
-	uint8_t			*data;
-	size_t			 len;
-	enum mos_enc		 enc;
-	enum mos_mode		 mode;
-	struct mos_msg		*m;
-	struct mos_error	 err;
-};
-
 /* The request parsed and checked: the session learns its NCS; answer. */
 static void
 session_handle(struct session *s, struct conn *c, struct ncs *ncs,
@@ -361,70 +347,16 @@ session_handle(struct session *s, struct conn *c, struct ncs *ncs,
 	dispatch_request(s->gw, c, ncs, m);
 }
 
-/* The thread: parse. */
-static int
-session_parse_run(struct gwdb *g, void *arg)
-{
-	struct session_parse	*p = arg;
-
-	(void)g;
-	memset(&p->err, 0, sizeof p->err);
-	return mos_parse(p->data, p->len, p->enc, p->mode, &p->m, &p->err);
-}
-
-/* Parsed: carry on as with any frame, and let the connection go on. */
+/* A large frame parsed on the bookkeeping thread: carry on with it. */
 static void
-session_parse_done(void *arg, int rc)
+session_parsed_cb(struct conn *c, const struct mos_frame *f,
+    struct mos_msg *m, const struct mos_error *err)
 {
-	struct session_parse	*p = arg;
-	struct session		*s;
-	struct mos_frame	 f;
-	struct mos_msg		*m;
-	struct ncs		*ncs;
+	struct session	*s = c->arg;
+	struct ncs	*ncs = s->ncs;
 
-	(void)rc;
-	for (s = TAILQ_FIRST(&p->gw->sessions); s != NULL;
-	    s = TAILQ_NEXT(s, entry)) {
-		if (s->conn->id == p->conn)
-			break;
-	}
-	if (s != NULL) {
-		conn_hold(s->conn, false);
-		memset(&f, 0, sizeof f);
-		f.data = p->data;
-		f.len = p->len;
-		f.enc = p->enc;
-		ncs = s->ncs;
-		if ((m = dispatch_parsed(s->gw, s->conn, &ncs, &f, p->m,
-		    &p->err)) != NULL)
-			session_handle(s, s->conn, ncs, m);
-	} else
-		mos_msg_free(p->m);
-	free(p->data);
-	free(p);
-}
-
-/*
- * A large frame from a known NCS (a 10 MB roCreate) is parsed on the
- * bookkeeping thread, so the other links go on meanwhile; its connection
- * is held until then, so its frames keep their order.
- */
-static void
-session_parse_async(struct session *s, struct conn *c,
-    const struct mos_frame *f)
-{
-	struct session_parse	*p;
-
-	p = xcalloc(1, sizeof *p);
-	p->gw = s->gw;
-	p->conn = c->id;
-	p->data = xmalloc(f->len);
-	memcpy(p->data, f->data, f->len);
-	p->len = f->len;
-	p->enc = f->enc;
-	p->mode = s->ncs->conf->mode;
-	conn_hold(c, true);
-	dbw_submit(s->gw->dbw, session_parse_run, session_parse_done, p);
+	if ((m = dispatch_parsed(s->gw, c, &ncs, f, m, err)) != NULL)
+		session_handle(s, c, ncs, m);
 }
 
 /* One frame from the NCS: check, record, answer. */
@@ -435,8 +367,9 @@ session_frame_cb(void *arg, struct conn *c, const struct mos_frame *f)
 	struct ncs	*ncs = s->ncs;
 	struct mos_msg	*m;
 
-	if (s->trusted && s->ncs != NULL && f->len >= SESSION_ASYNC_BYTES) {
-		session_parse_async(s, c, f);
+	if (s->trusted && s->ncs != NULL && f->len >= GW_ASYNC_BYTES) {
+		dispatch_parse_async(s->gw, c, f, s->ncs->conf->mode,
+		    session_parsed_cb);
 		return;
 	}
 	if ((m = dispatch_frame(s->gw, c, &ncs, f)) == NULL) {

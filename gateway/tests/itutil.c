@@ -240,3 +240,28 @@ itutil_count(const char *s, const char *needle)
 	}
 	return n;
 }
+
+/* Heartbeats on conn until done(arg): how many, and the slowest answer. */
+int
+itutil_heartbeats_until(struct gwrig *r, int conn, bool (*done)(void *),
+    void *arg, int timeout_ms, int64_t *max_ms)
+{
+	const struct ncspeer_frame	*f;
+	int64_t				 end, t0, dt;
+	int				 n = 0;
+
+	*max_ms = 0;
+	end = ncspeer_now_ms() + timeout_ms;
+	while (!done(arg) && ncspeer_now_ms() < end) {
+		t0 = ncspeer_now_ms();
+		f = gwrig_request(r, conn, MOS_T_HEARTBEAT, timeout_ms);
+		if (f == NULL || f->msg == NULL ||
+		    f->msg->type != MOS_T_HEARTBEAT)
+			return -1;
+		dt = ncspeer_now_ms() - t0;
+		if (dt > *max_ms)
+			*max_ms = dt;
+		n++;
+	}
+	return n;
+}

@@ -57,4 +57,12 @@ int	itutil_wait_eof(int fd, int timeout_ms);
 /* How often needle occurs in s. */
 int	itutil_count(const char *s, const char *needle);
 
+/*
+ * Heartbeats on conn, one at a time, until done(arg) is true (checked
+ * before each one) or timeout_ms: how many were answered (-1 if one was
+ * not, within timeout_ms), and in *max_ms the longest wait for an answer.
+ */
+int	itutil_heartbeats_until(struct gwrig *, int conn,
+	    bool (*done)(void *), void *arg, int timeout_ms, int64_t *max_ms);
+
 #endif /* ITUTIL_H */

@@ -234,6 +234,7 @@ test_migration(void **state)
 	enqueue(u, "ncs:n1", CATALOG_KIND_PUBLISH, "OLD-1");
 	assert_int_equal(gwunit_exec(u, "DROP TRIGGER events_job"), SQLITE_OK);
 	assert_int_equal(gwunit_exec(u, "DROP TABLE events"), SQLITE_OK);
+	assert_int_equal(gwunit_exec(u, "DROP TABLE ro_answer"), SQLITE_OK);
 	assert_int_equal(gwunit_exec(u, "UPDATE gw_meta SET value = 4 WHERE"
 	    " key = 'schema_version'"), SQLITE_OK);
 	gwdb_close(u->db);

@@ -14,6 +14,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -411,10 +412,105 @@ test_query_link(void **state)
 	    NCSPEER_ACCEPTED) != c);
 }
 
+/* A search that must read every description, NGROUPS times over. */
+#define HEAVY_ASSETS	30000
+#define HEAVY_GROUPS	10
+
+struct heavy {
+	struct gwrig		*r;
+	struct ncspeer_match	 mt;	/* the search's answer */
+};
+
+static bool
+heavy_answered(void *arg)
+{
+	struct heavy	*h = arg;
+
+	return ncspeer_find(h->r->ncs, &h->mt) != NULL;
+}
+
+/*
+ * A search that takes long (every description of a large catalog read,
+ * for each of several searchGroups) runs on the bookkeeping thread:
+ * heartbeats on another connection are answered while it runs, none of
+ * them waiting for anything like the time the search takes.
+ */
+static void
+test_heavy_search(void **state)
+{
+	struct gwrig			*r = *state;
+	struct heavy			 h;
+	const struct ncspeer_frame	*f;
+	struct mos_msg			*m;
+	struct mos_req_obj_list		*q;
+	struct mos_search_group		*g;
+	struct queue			*qu;
+	char				 sql[512], xp[64];
+	int64_t				 t0, took, slowest;
+	int				 c, hb, n, i;
+
+	/* a catalog of descriptions of 1,000 characters, straight in */
+	GWRIG_CHECK(r, (qu = gwproc_queue(r->gw)) != NULL);
+	snprintf(sql, sizeof sql, "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL"
+	    " SELECT i + 1 FROM n WHERE i < %d) INSERT INTO assets(obj_id,"
+	    " slug, type, tb, dur, rev, air, status, description, created_by,"
+	    " created, changed_by, changed) SELECT 'H' || i, 'heavy ' || i,"
+	    " 'VIDEO', '50', i, 1, 'READY', 'NEW', hex(randomblob(500)), 't',"
+	    " 0, 't', 0 FROM n", HEAVY_ASSETS);
+	GWRIG_CHECK(r, sqlite3_exec(queue_db(qu), sql, NULL, NULL, NULL) ==
+	    SQLITE_OK);
+	queue_close(qu);
+	c = gwrig_dial(r, NCSPEER_LOWER);
+	hb = gwrig_dial(r, NCSPEER_LOWER);
+	GWRIG_CHECK(r, c > 0 && hb > 0);
+	m = ncspeer_msg(r->ncs, MOS_T_MOS_REQ_OBJ_LIST);
+	q = &m->u.mos_req_obj_list;
+	q->username = "jdoe";
+	q->query_id = "HEAVY";
+	q->mos_schema = PROFILE3_SCHEMA;
+	g = mos_msg_calloc(m, HEAVY_GROUPS, sizeof *g);
+	for (i = 0; i < HEAVY_GROUPS; i++) {
+		g[i].search_field.v = mos_msg_calloc(m, 1,
+		    sizeof *g[i].search_field.v);
+		snprintf(xp, sizeof xp, "description[contains(., 'zz%d')]", i);
+		g[i].search_field.v[0].xpath = mos_msg_strdup(m, xp);
+		g[i].search_field.n = 1;
+	}
+	q->search_group.v = g;
+	q->search_group.n = HEAVY_GROUPS;
+	memset(&h, 0, sizeof h);
+	h.r = r;
+	h.mt.conn = c;
+	h.mt.message_id = m->message_id;
+	h.mt.from = ncspeer_nframes(r->ncs);
+	t0 = ncspeer_now_ms();
+	GWRIG_CHECK(r, ncspeer_send(r->ncs, c, m) == 0);
+	mos_msg_free(m);
+	n = itutil_heartbeats_until(r, hb, heavy_answered, &h, 60000,
+	    &slowest);
+	f = ncspeer_wait(r->ncs, &h.mt, 60000);
+	took = ncspeer_now_ms() - t0;
+	printf("search over %d descriptions, %d groups: answered in %lld ms; "
+	    "%d heartbeats answered meanwhile, the slowest in %lld ms\n",
+	    HEAVY_ASSETS, HEAVY_GROUPS, (long long)took, n,
+	    (long long)slowest);
+	GWRIG_CHECK(r, f != NULL && f->msg != NULL &&
+	    f->msg->type == MOS_T_MOS_OBJ_LIST &&
+	    f->msg->u.mos_obj_list.list_return_total == 0);
+	if (n < 2 || slowest * 4 >= took) {
+		gwrig_dump(r, "heartbeats during the search", __FILE__,
+		    __LINE__);
+		fail_msg("%d heartbeats in %lld ms, slowest %lld ms", n,
+		    (long long)took, (long long)slowest);
+	}
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_heavy_search,
+		    itutil_setup, itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_obj_create, itutil_setup,
 		    itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_obj_create_retry,

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gateway/gateway.h"
 #include "gateway/tests/itutil.h"
 
 #define WAIT_MS		10000
@@ -487,6 +488,141 @@ test_status_back_off(void **state)
 	GWRIG_CHECK(r, ncspeer_count(r->ncs, &mt) == 0);
 }
 
+/*
+ * A change the NCS sends again with the same messageID (our roAck was
+ * lost) gets the same roAck and is not applied twice: on the same
+ * connection, after a reconnect and after a restart. The same messageID
+ * on a different message is a new message.
+ */
+static void
+test_resend(void **state)
+{
+	struct gwrig			*r = *state;
+	const struct ncspeer_frame	*f;
+	uint8_t				*first;
+	size_t				 first_len;
+	char				*text, *other;
+	int				 c, i;
+
+	GWRIG_CHECK(r, gwproc_mosctl(r->gw, NULL, "asset", "put", "A1",
+	    "--slug", "one", "--air", "READY", (char *)NULL) == 0);
+	c = gwrig_dial(r, NCSPEER_UPPER);
+	GWRIG_CHECK(r, c > 0);
+	f = send_body(r, c, "<roCreate><roID>RR</roID><story><storyID>S1"
+	    "</storyID></story></roCreate>");
+	GWRIG_CHECK(r, ro_ack(f, "RR", "OK"));
+	text = itutil_frame_text(MOSID, NCSID, 7001, "<roElementAction "
+	    "operation=\"INSERT\"><roID>RR</roID><element_target><storyID>S1"
+	    "</storyID><itemID></itemID></element_target><element_source>"
+	    "<item><itemID>I1</itemID><objID>A1</objID><mosID>" MOSID
+	    "</mosID></item></element_source></roElementAction>");
+	f = itutil_send_text(r, c, 7001, text, WAIT_MS);
+	GWRIG_CHECK(r, ro_ack(f, "RR", "OK") &&
+	    f->msg->u.ro_ack.entries.n == 1 &&
+	    strcmp(f->msg->u.ro_ack.entries.v[0].status, "READY") == 0);
+	first_len = f->raw_len;
+	first = malloc(first_len);
+	GWRIG_CHECK(r, first != NULL);
+	memcpy(first, f->raw, first_len);
+	for (i = 0; i < 3; i++) {
+		if (i == 1) {		/* the NCS reconnects */
+			ncspeer_close(r->ncs, c, false);
+			c = gwrig_dial(r, NCSPEER_UPPER);
+			GWRIG_CHECK(r, c > 0);
+		} else if (i == 2) {	/* the gateway restarts */
+			GWRIG_CHECK(r, gwproc_stop(r->gw) == 0);
+			GWRIG_CHECK(r, gwproc_start(r->gw) == 0);
+			c = gwrig_dial(r, NCSPEER_UPPER);
+			GWRIG_CHECK(r, c > 0);
+		}
+		f = itutil_send_text(r, c, 7001, text, WAIT_MS);
+		GWRIG_CHECK(r, f != NULL && f->raw_len == first_len &&
+		    memcmp(f->raw, first, first_len) == 0);
+		CHECK_ORDER(r, c, "RR", "S1[I1]");
+	}
+	GWRIG_CHECK(r, gwproc_log_wait(r->gw, 0, WAIT_MS, "event=ro.msg",
+	    "message_id=7001", "resend=answered-again", (char *)NULL) != -1);
+	/* the same messageID on another message: applied */
+	other = itutil_frame_text(MOSID, NCSID, 7001, "<roElementAction "
+	    "operation=\"INSERT\"><roID>RR</roID><element_target><storyID>S1"
+	    "</storyID><itemID></itemID></element_target><element_source>"
+	    "<item><itemID>I2</itemID><objID>A1</objID></item>"
+	    "</element_source></roElementAction>");
+	f = itutil_send_text(r, c, 7001, other, WAIT_MS);
+	GWRIG_CHECK(r, ro_ack(f, "RR", "OK"));
+	CHECK_ORDER(r, c, "RR", "S1[I1,I2]");
+	GWRIG_CHECK(r, gwproc_log_wait(r->gw, 0, WAIT_MS,
+	    "event=ro.msgid_reused", "message_id=7001", (char *)NULL) != -1);
+	/* and that one is now the message a resend repeats */
+	f = itutil_send_text(r, c, 7001, other, WAIT_MS);
+	GWRIG_CHECK(r, ro_ack(f, "RR", "OK"));
+	CHECK_ORDER(r, c, "RR", "S1[I1,I2]");
+	free(first);
+	free(text);
+	free(other);
+}
+
+/* Has the gateway rebuilt running order BIG from the NCS's roList? */
+static bool
+big_rebuilt(void *arg)
+{
+	struct gwrig	*r = arg;
+
+	return gwproc_log_count(r->gw, 0, "event=ro.resync", "ro=BIG",
+	    "result=rebuilt", (char *)NULL) > 0;
+}
+
+/*
+ * A large roList (the answer to our roReq, some MB on the wire) is parsed
+ * and stored off the event loop: heartbeats on another connection are
+ * answered all along, none of them waiting for anything like the time the
+ * roList takes.
+ */
+static void
+test_large_ro_list(void **state)
+{
+	struct gwrig			*r = *state;
+	const struct ncspeer_frame	*f;
+	struct sbuf			 sb = { NULL, 0, 0 };
+	int64_t				 t0, took, slowest;
+	char				*out = NULL;
+	size_t				 sb_len;
+	int				 c, hb, i, n;
+
+	sbuf_puts(&sb, "<roCreate><roID>BIG</roID><roSlug>big</roSlug>"
+	    "<mosExternalMetadata><mosScope>PLAYLIST</mosScope><mosSchema>"
+	    "urn:test:big</mosSchema><mosPayload>");
+	for (i = 0; i < 300000; i++)
+		sbuf_printf(&sb, "<v>%d</v>", i % 10);
+	sbuf_puts(&sb, "</mosPayload></mosExternalMetadata><story><storyID>"
+	    "S1</storyID></story></roCreate>");
+	ncspeer_hold_ro(r->ncs, ro_model(sb.s));
+	sb_len = sb.len;
+	sbuf_free(&sb);
+	c = gwrig_dial(r, NCSPEER_UPPER);
+	hb = gwrig_dial(r, NCSPEER_LOWER);
+	GWRIG_CHECK(r, c > 0 && hb > 0);
+	t0 = ncspeer_now_ms();
+	f = send_body(r, c, "<roStoryDelete><roID>BIG</roID><storyID>S2"
+	    "</storyID></roStoryDelete>");
+	GWRIG_CHECK(r, ro_ack(f, "BIG", "Unknown roID BIG"));
+	n = itutil_heartbeats_until(r, hb, big_rebuilt, r, 60000, &slowest);
+	took = ncspeer_now_ms() - t0;
+	printf("roList of %zu bytes (UTF-8): %d heartbeats answered in %lld ms, "
+	    "the slowest in %lld ms\n", sb_len, n, (long long)took,
+	    (long long)slowest);
+	if (n < 2 || slowest * 4 >= took) {
+		gwrig_dump(r, "heartbeats during the roList", __FILE__,
+		    __LINE__);
+		fail_msg("%d heartbeats answered in %lld ms, slowest %lld ms",
+		    n, (long long)took, (long long)slowest);
+	}
+	GWRIG_CHECK(r, gwproc_mosctl(r->gw, &out, "ro", "ls",
+	    (char *)NULL) == 0);
+	GWRIG_CHECK(r, strstr(out, "BIG") != NULL);
+	free(out);
+}
+
 int
 main(void)
 {
@@ -503,6 +639,10 @@ main(void)
 		    setup_no_stat, itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_item_replace,
 		    setup_item_replace, itutil_teardown),
+		cmocka_unit_test_setup_teardown(test_resend,
+		    itutil_setup, itutil_teardown),
+		cmocka_unit_test_setup_teardown(test_large_ro_list,
+		    itutil_setup, itutil_teardown),
 	};
 
 	mos_init();

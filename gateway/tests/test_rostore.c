@@ -555,6 +555,87 @@ test_list_all_and_confirm(void **state)
 	rostore_rows_free(r, n);
 }
 
+/* Parse a message element (in an envelope with messageID id). */
+static struct mos_msg *
+parse_id(int id, const char *body)
+{
+	struct mos_msg	*m;
+	char		*xml;
+
+	xasprintf(&xml, "<mos><mosID>" MOSID "</mosID><ncsID>N</ncsID>"
+	    "<messageID>%d</messageID>%s</mos>", id, body);
+	if (mos_parse(xml, strlen(xml), MOS_ENC_UTF8, MOS_LENIENT, &m,
+	    NULL) != MOS_OK)
+		fail_msg("parse %s", xml);
+	free(xml);
+	return m;
+}
+
+/*
+ * What rostore_once_get says of a message: "kept" (its answer, items in
+ * *nitems), "new" or "reused". Applied with its answer kept if apply.
+ */
+static const char *
+once(struct gwunit *u, struct mos_msg *m, bool apply, size_t *nitems)
+{
+	struct ro_once		 o;
+	struct ro_result	 res;
+	const char		*what;
+	int			 rc;
+
+	memset(&o, 0, sizeof o);
+	o.port = GW_PORT_UPPER;
+	o.message_id = m->message_id;
+	rostore_digest(m, o.digest);
+	rc = rostore_once_get(u->db, NCS, &o, &res);
+	what = rc == QUEUE_OK ? "kept" : rc == QUEUE_ENOTFOUND ? "new" :
+	    rc == QUEUE_EXISTS ? "reused" : "error";
+	if (nitems != NULL)
+		*nitems = res.nitems;
+	rostore_result_clear(&res, false);
+	if (apply) {
+		assert_int_equal(rostore_apply_once(u->db, NCS, MOSID, m, &o,
+		    &res), QUEUE_OK);
+		assert_int_equal(res.err, RO_OK);
+		rostore_result_clear(&res, false);
+	}
+	mos_msg_free(m);
+	return what;
+}
+
+#define INS(id, item)	parse_id((id), "<roElementAction operation="	\
+	"\"INSERT\"><roID>R</roID><element_target><storyID>S3</storyID>"	\
+	"<itemID></itemID></element_target><element_source><item><itemID>"	\
+	item "</itemID><objID>O1</objID><mosID>gw</mosID></item>"		\
+	"</element_source></roElementAction>")
+
+/*
+ * Answers kept for resends: the last change only, its items as they were;
+ * the same messageID with other content is reused; a change without a
+ * kept answer (roCreate) forgets them.
+ */
+static void
+test_resend_kept(void **state)
+{
+	struct gwunit	*u = *state;
+	size_t		 n = 0;
+
+	create_r(u);
+	assert_string_equal(once(u, INS(10, "N1"), true, NULL), "new");
+	assert_string_equal(once(u, INS(10, "N1"), false, &n), "kept");
+	assert_int_equal(n, 1);
+	assert_string_equal(once(u, INS(10, "N2"), false, NULL), "reused");
+	assert_string_equal(once(u, INS(11, "N2"), true, NULL), "new");
+	/* 10 is no longer the last change: not a resend */
+	assert_string_equal(once(u, INS(10, "N1"), false, NULL), "new");
+	assert_string_equal(once(u, INS(11, "N2"), false, NULL), "kept");
+	assert_order(u, "R", "S1[I1,I2,I3] S2[I4] S3[N1,N2]");
+	/* a change whose answer is not kept: nothing is a resend any more */
+	assert_int_equal(apply_xml(u, "<roCreate><roID>R2</roID><story>"
+	    "<storyID>X</storyID></story></roCreate>", NULL), RO_OK);
+	assert_string_equal(once(u, INS(11, "N2"), false, NULL), "new");
+}
+
 int
 main(void)
 {
@@ -571,6 +652,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_fields_kept,
 		    gwunit_setup, gwunit_teardown),
 		cmocka_unit_test_setup_teardown(test_list_all_and_confirm,
+		    gwunit_setup, gwunit_teardown),
+		cmocka_unit_test_setup_teardown(test_resend_kept,
 		    gwunit_setup, gwunit_teardown),
 	};
 

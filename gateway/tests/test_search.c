@@ -267,16 +267,14 @@ test_migration(void **state)
 	put(u, "OLD2", "Deleted one", "harbour", NULL, 1);
 	assert_int_equal(catalog_delete(u->db, "OLD2", "e", NULL, NULL, &err),
 	    QUEUE_OK);
-	/*
-	 * Back to the version before the index (2): no index tables, nor
-	 * the event log of version 4.
-	 */
+	/* Back to version 2, before the index: no tables of 3 and later. */
 	assert_int_equal(gwunit_exec(u, "DROP TABLE asset_fts"), SQLITE_OK);
 	assert_int_equal(gwunit_exec(u, "DROP TABLE asset_key"), SQLITE_OK);
 	/* and without the later versions' tables */
 	assert_int_equal(gwunit_exec(u, "DROP TABLE ncs_sync"), SQLITE_OK);
 	assert_int_equal(gwunit_exec(u, "DROP TRIGGER events_job"), SQLITE_OK);
 	assert_int_equal(gwunit_exec(u, "DROP TABLE events"), SQLITE_OK);
+	assert_int_equal(gwunit_exec(u, "DROP TABLE ro_answer"), SQLITE_OK);
 	snprintf(sql, sizeof sql, "UPDATE gw_meta SET value = %d WHERE "
 	    "key = 'schema_version'", 2);
 	assert_int_equal(gwunit_exec(u, sql), SQLITE_OK);
