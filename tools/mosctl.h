@@ -53,6 +53,10 @@ void	mosctl_job_usage(FILE *);
 /* "mosctl job: WHAT (mosctl --help)"; MOSCTL_EXIT_USAGE */
 int	job_usage_error(struct mosctl *, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
+struct option;
+#define JOB_GETOPT_ERR	(-2)
+int	job_getopt(struct mosctl *, int argc, char **argv,
+	    const struct option *);	/* the next option of a verb */
 int64_t	mosctl_job_id(const char *);	/* "12" or "#12"; -1 if not */
 int	mosctl_job_number(const char *, int *);	/* 0..1000000; -1 if not */
 /* The printers shared by --db and --url: the ls table, show, an action. */

@@ -103,6 +103,27 @@ job_usage_error(struct mosctl *ctl, const char *fmt, ...)
 	return MOSCTL_EXIT_USAGE;
 }
 
+/*
+ * getopt_long over a verb's arguments (set optind to 0 first: argv[0] is
+ * the verb): the next option, -1 at the end, or JOB_GETOPT_ERR after
+ * printing what is wrong.
+ */
+int
+job_getopt(struct mosctl *ctl, int argc, char **argv,
+    const struct option *longopts)
+{
+	int	c;
+
+	opterr = 0;
+	c = getopt_long(argc, argv, ":", longopts, NULL);
+	if (c == '?' || c == ':') {
+		job_usage_error(ctl, c == ':' ? "option '%s' needs a value" :
+		    "unknown option '%s'", argv[optind - 1]);
+		return JOB_GETOPT_ERR;
+	}
+	return c;
+}
+
 /* Parse a job id ("12" or "#12"); -1 if it is not one. */
 int64_t
 mosctl_job_id(const char *s)
@@ -291,12 +312,9 @@ job_parse(struct mosctl *ctl, int argc, char **argv, struct job_cmd *cmd)
 	cmd->verb = job_verbs[v].verb;
 
 	optind = 0;	/* glibc: start over, argv[0] is the verb */
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
-		if (c == '?' || c == ':')
-			return job_usage_error(ctl, c == ':' ? "option '%s' "
-			    "needs a value" : "unknown option '%s'",
-			    argv[optind - 1]);
+	while ((c = job_getopt(ctl, argc, argv, longopts)) != -1) {
+		if (c == JOB_GETOPT_ERR)
+			return MOSCTL_EXIT_USAGE;
 		if ((rc = job_parse_opt(ctl, cmd, c, optarg)) != 0)
 			return rc;
 	}

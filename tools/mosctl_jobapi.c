@@ -63,12 +63,9 @@ jobapi_parse(struct mosctl *ctl, int argc, char **argv, const char *allowed,
 	memset(o, 0, sizeof *o);
 	o->priority = -1;
 	optind = 0;	/* glibc: start over, argv[0] is the verb */
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
-		if (c == '?' || c == ':')
-			return job_usage_error(ctl, c == ':' ? "option '%s' "
-			    "needs a value" : "unknown option '%s'",
-			    argv[optind - 1]);
+	while ((c = job_getopt(ctl, argc, argv, longopts)) != -1) {
+		if (c == JOB_GETOPT_ERR)
+			return MOSCTL_EXIT_USAGE;
 		if (c == 'j') {
 			ctl->json = true;
 			continue;
