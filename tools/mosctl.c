@@ -68,7 +68,7 @@ mosctl_dispatch(struct mosctl *ctl, const char *noun,
 
 /*
  * The nouns over the HTTP API (--url). Nouns that only work on the
- * database file say so; job verbs over the API join this table.
+ * database file say so.
  */
 static int
 api_main(struct mosctl *ctl, int argc, char **argv)
@@ -79,6 +79,7 @@ api_main(struct mosctl *ctl, int argc, char **argv)
 		{ "queue", mosctl_queue },
 		{ "history", mosctl_history },	/* ls, export */
 		{ "asset", mosctl_asset },	/* put, delete, ls, show, import */
+		{ "job", mosctl_job_api },	/* ls show requeue cancel rerun submit */
 		{ NULL, NULL },
 	};
 	const struct mosctl_verb	*v;
@@ -92,7 +93,8 @@ api_main(struct mosctl *ctl, int argc, char **argv)
 		fprintf(stderr, "mosctl: '%s' works on the database file only "
 		    "(--db FILE); over the API (--url) mosctl has: status, "
 		    "links, queue stats, history ls|export, asset "
-		    "put|delete|ls|show|import\n", argv[0]);
+		    "put|delete|ls|show|import, job "
+		    "ls|show|requeue|cancel|rerun|submit\n", argv[0]);
 		return MOSCTL_EXIT_USAGE;
 	}
 	rc = v->run(ctl, argc - 1, argv + 1);

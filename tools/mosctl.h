@@ -10,6 +10,7 @@
 #define MOSCTL_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 struct mosctl_api;
@@ -45,8 +46,31 @@ int	mosctl_dispatch(struct mosctl *, const char *noun,
 	    char **argv);
 
 /* tools/mosctl_job.c */
+struct queue_job;
+struct queue_event;
 int	mosctl_job(struct mosctl *, int argc, char **argv);
 void	mosctl_job_usage(FILE *);
+/* "mosctl job: WHAT (mosctl --help)"; MOSCTL_EXIT_USAGE */
+int	job_usage_error(struct mosctl *, const char *, ...)
+	    __attribute__((format(printf, 2, 3)));
+struct option;
+#define JOB_GETOPT_ERR	(-2)
+int	job_getopt(struct mosctl *, int argc, char **argv,
+	    const struct option *);	/* the next option of a verb */
+int64_t	mosctl_job_id(const char *);	/* "12" or "#12"; -1 if not */
+int	mosctl_job_number(const char *, int *);	/* 0..1000000; -1 if not */
+/* The printers shared by --db and --url: the ls table, show, an action. */
+void	mosctl_job_head(FILE *);
+void	mosctl_job_row(FILE *, const struct queue_job *, int64_t now);
+void	mosctl_job_show_text(FILE *, const struct queue_job *,
+	    const struct queue_event *, size_t, int64_t now);
+void	mosctl_job_action(FILE *, const char *action, int64_t id,
+	    const struct queue_job *);
+void	mosctl_job_counted(FILE *, const char *action, size_t);
+#define MOSCTL_JOB_ERR_LEN	52	/* a last error in a table, cut */
+const char *mosctl_job_err(const char *, char[MOSCTL_JOB_ERR_LEN]);
+/* tools/mosctl_jobapi.c: job ls|show|requeue|cancel|rerun|submit (--url) */
+int	mosctl_job_api(struct mosctl *, int argc, char **argv);
 /* tools/mosctl_asset.c */
 struct gwdb;
 struct gwdb *mosctl_gwdb_open(struct mosctl *);	/* asset and history nouns */

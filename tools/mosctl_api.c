@@ -352,7 +352,8 @@ mosctl_resp_clear(struct mosctl_resp *r)
 
 int
 mosctl_api_request(struct mosctl *ctl, const char *method, const char *path,
-    const char *ctype, const char *body, size_t len, struct mosctl_resp *r)
+    const char *hdrs, const char *ctype, const char *body, size_t len,
+    struct mosctl_resp *r)
 {
 	struct mosctl_api	*a;
 	struct api_conn		 c;
@@ -372,6 +373,8 @@ mosctl_api_request(struct mosctl *ctl, const char *method, const char *path,
 	    "Authorization: Bearer %s\r\nConnection: close\r\n"
 	    "Accept: application/json\r\nUser-Agent: mosctl/%s\r\n", method,
 	    a->base, path, a->host, a->port, a->token, MOSGW_VERSION);
+	if (hdrs != NULL)
+		sbuf_puts(&sb, hdrs);
 	if (body != NULL)
 		sbuf_printf(&sb, "Content-Type: %s\r\nContent-Length: %zu\r\n",
 		    ctype, len);
@@ -448,23 +451,29 @@ out:
 
 int
 mosctl_api_call(struct mosctl *ctl, const char *method, const char *path,
-    const char *ctype, const char *body, size_t len, json_t **out)
+    const char *hdrs, const char *ctype, const char *body, size_t len,
+    json_t **out)
 {
 	struct mosctl_resp	 r;
 	json_error_t		 je;
 	json_t			*o;
-	const char		*d;
+	const char		*d, *t;
 	int			 rc;
 
 	*out = NULL;
-	if (mosctl_api_request(ctl, method, path, ctype, body, len, &r) != 0)
+	if (mosctl_api_request(ctl, method, path, hdrs, ctype, body, len,
+	    &r) != 0)
 		return MOSCTL_EXIT_API;
 	o = json_loadb(r.body, r.len, 0, &je);
 	if (r.status < 200 || r.status > 299) {
-		d = o != NULL ? json_string_value(json_object_get(o, "detail")) :
-		    NULL;
-		api_err(ctl, "%s %s: %d %s", method, path, r.status, d != NULL ?
-		    d : r.body);
+		d = json_string_value(json_object_get(o, "detail"));
+		t = json_string_value(json_object_get(o, "title"));
+		if (t != NULL)		/* a problem+json */
+			api_err(ctl, "%d %s: %s", r.status, t, d != NULL ? d :
+			    "(no detail)");
+		else
+			api_err(ctl, "%s %s: %d %s", method, path, r.status,
+			    r.body);
 		if (r.status == 404 || r.status == 409 || r.status == 412)
 			rc = MOSCTL_EXIT_FAIL;
 		else if (r.status == 400 || r.status == 413 ||
@@ -490,5 +499,5 @@ mosctl_api_call(struct mosctl *ctl, const char *method, const char *path,
 int
 mosctl_api_get_json(struct mosctl *ctl, const char *path, json_t **out)
 {
-	return mosctl_api_call(ctl, "GET", path, NULL, NULL, 0, out);
+	return mosctl_api_call(ctl, "GET", path, NULL, NULL, NULL, 0, out);
 }

@@ -23,13 +23,14 @@ struct mosctl_resp {
 };
 
 /*
- * A request to the API: path (with its query) below the URL, a body of that
- * type (NULL: none). 0 and the response, or -1 after printing why (no
- * connection, TLS failure, malformed answer).
+ * A request to the API: path (with its query) below the URL, more header
+ * lines ("Name: value\r\n" each, checked by the caller; NULL: none), a body
+ * of that type (NULL: none). 0 and the response, or -1 after printing why
+ * (no connection, TLS failure, malformed answer).
  */
 int	 mosctl_api_request(struct mosctl *, const char *method,
-	    const char *path, const char *ctype, const char *body, size_t len,
-	    struct mosctl_resp *);
+	    const char *path, const char *hdrs, const char *ctype,
+	    const char *body, size_t len, struct mosctl_resp *);
 /*
  * GET path and parse a 2xx JSON object into *out. Another status prints the
  * problem's detail. Returns a MOSCTL_EXIT_* status (see mosctl_api_call).
@@ -37,12 +38,14 @@ int	 mosctl_api_request(struct mosctl *, const char *method,
 int	 mosctl_api_get_json(struct mosctl *, const char *path,
 	    struct json_t **out);
 /*
- * The same for any method, with a body of that type (NULL: none). A 4xx
- * maps to an exit status as for --db: 404/409/412 1, 400/413/422 64.
+ * The same for any method, with header lines and a body as for
+ * mosctl_api_request. An error status prints "mosctl: STATUS title:
+ * detail" (a problem+json) and maps to an exit status as for --db:
+ * 404/409/412 1, 400/413/422 64, anything else (401, 403, 5xx) 69.
  */
 int	 mosctl_api_call(struct mosctl *, const char *method,
-	    const char *path, const char *ctype, const char *body, size_t len,
-	    struct json_t **out);
+	    const char *path, const char *hdrs, const char *ctype,
+	    const char *body, size_t len, struct json_t **out);
 void	 mosctl_resp_clear(struct mosctl_resp *);
 /* Free what the client keeps (TLS context, token). */
 void	 mosctl_api_close(struct mosctl *);

@@ -321,7 +321,7 @@ asset_api_change(struct mosctl *ctl, const char *method, const char *verb,
 	char	*path = asset_api_path(obj_id);
 	int	 rc;
 
-	rc = mosctl_api_call(ctl, method, path, "application/json", body,
+	rc = mosctl_api_call(ctl, method, path, NULL, "application/json", body,
 	    body != NULL ? strlen(body) : 0, &o);
 	free(path);
 	if (rc != MOSCTL_EXIT_OK)
@@ -773,7 +773,7 @@ asset_import(struct mosctl *ctl, int argc, char **argv)
 		sbuf_add(&body, buf, n);
 	if (f != stdin)
 		fclose(f);
-	rc = mosctl_api_call(ctl, "POST", "/v1/assets:import",
+	rc = mosctl_api_call(ctl, "POST", "/v1/assets:import", NULL,
 	    "application/x-ndjson", body.s != NULL ? body.s : "", body.len,
 	    &o);
 	sbuf_free(&body);

@@ -239,7 +239,7 @@ history_export_api(struct mosctl *ctl, const struct history_filter *f,
 	int			 rc;
 
 	history_query(&q, f, "format=capture");
-	rc = mosctl_api_request(ctl, "GET", q.s, NULL, NULL, 0, &r);
+	rc = mosctl_api_request(ctl, "GET", q.s, NULL, NULL, NULL, 0, &r);
 	if (rc != 0) {
 		sbuf_free(&q);
 		return MOSCTL_EXIT_API;

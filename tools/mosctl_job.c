@@ -4,10 +4,8 @@
  *
  * Each verb is parsed into a struct job_cmd, run against the queue, and its
  * result printed as a table or, with --json, as one JSON object per line.
- * The REST API will take the same commands: the verbs map onto
- * GET /v1/jobs?state=&kind=&lane=&older_than=&limit=&after=, GET
- * /v1/jobs/{id}, POST /v1/jobs/{id}/requeue|cancel|rerun, POST
- * /v1/jobs/requeue (a filter), GET /v1/jobs/stats and POST /v1/jobs/prune.
+ * The table and text printers are shared with the same verbs over the HTTP
+ * API (mosctl_jobapi.c).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -26,7 +24,7 @@
 
 #define JOB_IDS_MAX	256
 #define JOB_STATE_UNSET	(-2)	/* no --state given */
-#define JOB_ERR_WIDTH	48
+#define JOB_ERR_WIDTH	(MOSCTL_JOB_ERR_LEN - 4)
 
 enum job_verb {
 	JOB_LS,
@@ -82,14 +80,17 @@ mosctl_job_usage(FILE *f)
 	    "  job rerun ID [--note TEXT]       re-run a chain from this step\n"
 	    "  job stats                        counts, oldest due job, retries\n"
 	    "  job prune [--done-age DUR] [--failed-age DUR]   (24h, 7d)\n"
-	    "  states: QUEUED RUNNING DONE FAILED CANCELLED\n");
+	    "  states: QUEUED RUNNING DONE FAILED CANCELLED\n"
+	    "  over the API (--url): job ls [--state S] [--kind K] "
+	    "[--limit N],\n"
+	    "  job show|requeue|cancel|rerun ID, and\n"
+	    "  job submit OBJID KIND [--payload JSON] [--priority N] "
+	    "[--after ID]\n"
+	    "         [--key IDEMPOTENCY-KEY]   a job for the MAM's workers\n");
 }
 
-static int job_usage_error(struct mosctl *, const char *, ...)
-    __attribute__((format(printf, 2, 3)));
-
 /* Print a usage error; MOSCTL_EXIT_USAGE. */
-static int
+int
 job_usage_error(struct mosctl *ctl, const char *fmt, ...)
 {
 	va_list	ap;
@@ -102,9 +103,30 @@ job_usage_error(struct mosctl *ctl, const char *fmt, ...)
 	return MOSCTL_EXIT_USAGE;
 }
 
+/*
+ * getopt_long over a verb's arguments (set optind to 0 first: argv[0] is
+ * the verb): the next option, -1 at the end, or JOB_GETOPT_ERR after
+ * printing what is wrong.
+ */
+int
+job_getopt(struct mosctl *ctl, int argc, char **argv,
+    const struct option *longopts)
+{
+	int	c;
+
+	opterr = 0;
+	c = getopt_long(argc, argv, ":", longopts, NULL);
+	if (c == '?' || c == ':') {
+		job_usage_error(ctl, c == ':' ? "option '%s' needs a value" :
+		    "unknown option '%s'", argv[optind - 1]);
+		return JOB_GETOPT_ERR;
+	}
+	return c;
+}
+
 /* Parse a job id ("12" or "#12"); -1 if it is not one. */
-static int64_t
-job_parse_id(const char *s)
+int64_t
+mosctl_job_id(const char *s)
 {
 	char		*end;
 	long long	 v;
@@ -136,9 +158,9 @@ job_parse_state(const char *s, int *state)
 	return 0;
 }
 
-/* Parse a non-negative int option. */
-static int
-job_parse_count(const char *s, int *v)
+/* Parse a non-negative int option (at most 1000000); -1 if it is not one. */
+int
+mosctl_job_number(const char *s, int *v)
 {
 	char	*end;
 	long	 l;
@@ -175,16 +197,16 @@ job_parse_opt(struct mosctl *ctl, struct job_cmd *cmd, int c, const char *arg)
 			    "90s, 10m, 2h, 7d)", arg);
 		break;
 	case 'n':
-		if (job_parse_count(arg, &cmd->filter.limit) != 0)
+		if (mosctl_job_number(arg, &cmd->filter.limit) != 0)
 			return job_usage_error(ctl, "bad --limit '%s'", arg);
 		break;
 	case 'a':
-		if ((v = job_parse_id(arg)) < 0)
+		if ((v = mosctl_job_id(arg)) < 0)
 			return job_usage_error(ctl, "bad job id '%s'", arg);
 		cmd->filter.after_id = v;
 		break;
 	case 'x':
-		if (job_parse_count(arg, &cmd->extra_attempts) != 0)
+		if (mosctl_job_number(arg, &cmd->extra_attempts) != 0)
 			return job_usage_error(ctl, "bad --extra-attempts '%s'",
 			    arg);
 		return MOSCTL_EXIT_OK;
@@ -290,19 +312,16 @@ job_parse(struct mosctl *ctl, int argc, char **argv, struct job_cmd *cmd)
 	cmd->verb = job_verbs[v].verb;
 
 	optind = 0;	/* glibc: start over, argv[0] is the verb */
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
-		if (c == '?' || c == ':')
-			return job_usage_error(ctl, c == ':' ? "option '%s' "
-			    "needs a value" : "unknown option '%s'",
-			    argv[optind - 1]);
+	while ((c = job_getopt(ctl, argc, argv, longopts)) != -1) {
+		if (c == JOB_GETOPT_ERR)
+			return MOSCTL_EXIT_USAGE;
 		if ((rc = job_parse_opt(ctl, cmd, c, optarg)) != 0)
 			return rc;
 	}
 	for (; optind < argc; optind++) {
 		if (cmd->nids == JOB_IDS_MAX)
 			return job_usage_error(ctl, "%s", "too many job ids");
-		if ((cmd->ids[cmd->nids++] = job_parse_id(argv[optind])) < 0)
+		if ((cmd->ids[cmd->nids++] = mosctl_job_id(argv[optind])) < 0)
 			return job_usage_error(ctl, "bad job id '%s'",
 			    argv[optind]);
 	}
@@ -447,26 +466,43 @@ job_due(const struct queue_job *j, int64_t now, char *buf, size_t len)
 	return buf;
 }
 
-/* One line of the ls table. */
-static void
-job_row(FILE *f, const struct queue_job *j, int64_t now)
+/* The head of the ls table. */
+void
+mosctl_job_head(FILE *f)
 {
-	char	tries[24], age[32], due[32];
-	char	err[JOB_ERR_WIDTH + 4], *p;
+	fprintf(f, "%-8s %-9s %3s %-16s %-12s %-7s %-8s %-10s %s\n", "ID",
+	    "STATE", "PRI", "LANE", "KIND", "TRIES", "AGE", "DUE",
+	    "LAST ERROR");
+}
+
+/* One line of the ls table. */
+void
+mosctl_job_row(FILE *f, const struct queue_job *j, int64_t now)
+{
+	char	tries[24], age[32], due[32], err[MOSCTL_JOB_ERR_LEN];
 
 	snprintf(tries, sizeof tries, "%d/%d", j->attempts, j->max_attempts);
-	snprintf(err, sizeof err, "%s", j->last_error != NULL ?
-	    j->last_error : "");
-	if (strlen(err) >= JOB_ERR_WIDTH)
-		memcpy(err + JOB_ERR_WIDTH - 3, "...", 4);
-	for (p = err; *p != '\0'; p++) {
-		if (*p == '\n' || *p == '\t')
-			*p = ' ';
-	}
 	fprintf(f, "%-8lld %-9s %3d %-16s %-12s %-7s %-8s %-10s %s\n",
 	    (long long)j->id, queue_state_name(j->state), j->priority, j->lane,
 	    j->kind, tries, job_span(now - j->updated_ms, age, sizeof age),
-	    job_due(j, now, due, sizeof due), err);
+	    job_due(j, now, due, sizeof due), mosctl_job_err(j->last_error,
+	    err));
+}
+
+/* An error for a table: one line, cut to JOB_ERR_WIDTH; "" for none. */
+const char *
+mosctl_job_err(const char *s, char err[MOSCTL_JOB_ERR_LEN])
+{
+	char	*p;
+
+	snprintf(err, MOSCTL_JOB_ERR_LEN, "%s", s != NULL ? s : "");
+	if (strlen(err) >= JOB_ERR_WIDTH)
+		memcpy(err + JOB_ERR_WIDTH - 3, "...", 4);
+	for (p = err; *p != '\0'; p++) {
+		if (*p == '\n' || *p == '\t' || *p == '\r')
+			*p = ' ';
+	}
+	return err;
 }
 
 /* ls: the jobs matching the filter. */
@@ -481,15 +517,13 @@ job_ls(struct mosctl *ctl, struct queue *q, struct job_cmd *cmd)
 	if ((rc = queue_list(q, &cmd->filter, &jobs, &n)) != QUEUE_OK)
 		return job_fail(ctl, q, rc, 0);
 	if (!ctl->json)
-		fprintf(ctl->out, "%-8s %-9s %3s %-16s %-12s %-7s %-8s %-10s %s\n",
-		    "ID", "STATE", "PRI", "LANE", "KIND", "TRIES", "AGE", "DUE",
-		    "LAST ERROR");
+		mosctl_job_head(ctl->out);
 	for (i = 0; i < n; i++) {
 		if (ctl->json) {
 			job_json_open(ctl->out, &jobs[i]);
 			fputs("}\n", ctl->out);
 		} else
-			job_row(ctl->out, &jobs[i], now);
+			mosctl_job_row(ctl->out, &jobs[i], now);
 	}
 	if (!ctl->json && n == (size_t)(cmd->filter.limit > 0 ?
 	    cmd->filter.limit : 100))
@@ -516,9 +550,9 @@ job_preview(FILE *f, const unsigned char *p, size_t len)
 }
 
 /* show (human form): fields, then the history. */
-static void
-job_show_text(FILE *f, const struct queue_job *j, const struct queue_event *ev,
-    size_t n, int64_t now)
+void
+mosctl_job_show_text(FILE *f, const struct queue_job *j,
+    const struct queue_event *ev, size_t n, int64_t now)
 {
 	char	t[40], due[32];
 	size_t	i;
@@ -597,7 +631,7 @@ job_show(struct mosctl *ctl, struct queue *q, struct job_cmd *cmd)
 	if (ctl->json)
 		job_show_json(ctl->out, &j, ev, n);
 	else
-		job_show_text(ctl->out, &j, ev, n, queue_now(q));
+		mosctl_job_show_text(ctl->out, &j, ev, n, queue_now(q));
 	queue_events_free(ev, n);
 	queue_job_clear(&j);
 	return MOSCTL_EXIT_OK;
@@ -616,10 +650,18 @@ job_done(struct mosctl *ctl, struct queue *q, const char *action, int64_t id)
 		    "\"state\":\"%s\",\"max_attempts\":%d}\n", action,
 		    (long long)id, queue_state_name(j.state), j.max_attempts);
 	else
-		fprintf(ctl->out, "%s #%lld: now %s%s (attempts %d/%d)\n",
-		    action, (long long)id, queue_state_name(j.state),
-		    j.blocked ? ", waiting" : "", j.attempts, j.max_attempts);
+		mosctl_job_action(ctl->out, action, id, &j);
 	queue_job_clear(&j);
+}
+
+/* "requeued #12: now QUEUED (attempts 0/5)": a job after an action. */
+void
+mosctl_job_action(FILE *f, const char *action, int64_t id,
+    const struct queue_job *j)
+{
+	fprintf(f, "%s #%lld: now %s%s (attempts %d/%d)\n", action,
+	    (long long)id, queue_state_name(j->state), j->blocked ?
+	    ", waiting" : "", j->attempts, j->max_attempts);
 }
 
 /* Report a count of jobs an action touched. */
@@ -630,7 +672,14 @@ job_count(struct mosctl *ctl, const char *action, size_t n)
 		fprintf(ctl->out, "{\"action\":\"%s\",\"count\":%zu}\n", action,
 		    n);
 	else
-		fprintf(ctl->out, "%s: %zu job%s\n", action, n, n == 1 ? "" : "s");
+		mosctl_job_counted(ctl->out, action, n);
+}
+
+/* "re-run: 3 jobs": how many jobs an action touched. */
+void
+mosctl_job_counted(FILE *f, const char *action, size_t n)
+{
+	fprintf(f, "%s: %zu job%s\n", action, n, n == 1 ? "" : "s");
 }
 
 /* requeue, cancel, rerun on each id given; the worst exit status. */

@@ -1,8 +1,9 @@
 /*
  * mosctl links, queue stats and status: the running gateway as its HTTP API
- * sees it (GET /v1/links, GET /v1/queue/stats). `status` exits 0 only when
- * every NCS link that carries traffic (the active target's ports) is up, so
- * a monitoring script can use it.
+ * sees it (GET /v1/links, GET /v1/queue/stats, GET /v1/jobs?state=FAILED).
+ * `status` exits 0 only when every NCS link that carries traffic (the active
+ * target's ports) is up, so a monitoring script can use it; it lists the
+ * failed jobs too (at most STATUS_FAILED_MAX).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,8 @@
 #include "tools/mosctl.h"
 #include "tools/mosctl_api.h"
 
+#define STATUS_FAILED_MAX	20
+
 static const char *const job_states[] = { "QUEUED", "RUNNING", "DONE",
     "FAILED", "CANCELLED" };
 
@@ -21,8 +24,9 @@ mosctl_status_usage(FILE *f)
 {
 	fprintf(f,
 	    "  (with --url URL --token-file FILE [--cacert FILE]:)\n"
-	    "  status                           NCS links, queue; exit 0 only "
-	    "when all links are up\n"
+	    "  status                           NCS links, queue, failed jobs; "
+	    "exit 0 only\n"
+	    "                                   when all links are up\n"
 	    "  links                            every NCS link: state, "
 	    "heartbeat, in flight\n"
 	    "  queue stats                      job counts by state, oldest due "
@@ -191,24 +195,61 @@ mosctl_queue(struct mosctl *ctl, int argc, char **argv)
 	return MOSCTL_EXIT_OK;
 }
 
+/* The failed jobs (at most STATUS_FAILED_MAX of count) as a table. */
+static void
+failed_table(struct mosctl *ctl, json_t *jobs, long long count)
+{
+	json_t		*j;
+	size_t		 i, n = json_array_size(jobs);
+	char		 tries[24], err[MOSCTL_JOB_ERR_LEN];
+
+	if (count < (long long)n)
+		count = (long long)n;
+	if (count == 0)
+		return;
+	fprintf(ctl->out, "%lld failed job%s:\n  %-8s %-12s %-24s %-7s %s\n",
+	    count, count == 1 ? "" : "s", "ID", "KIND", "OBJID", "TRIES",
+	    "LAST ERROR");
+	json_array_foreach(jobs, i, j) {
+		snprintf(tries, sizeof tries, "%lld/%lld", (long long)
+		    json_integer_value(json_object_get(j, "attempt")),
+		    (long long)json_integer_value(json_object_get(j,
+		    "maxAttempts")));
+		fprintf(ctl->out, "  %-8lld %-12s %-24s %-7s %s\n",
+		    (long long)json_integer_value(json_object_get(j, "jobId")),
+		    str(j, "kind"), str(j, "objID"), tries,
+		    mosctl_job_err(json_string_value(json_object_get(j,
+		    "error")), err));
+	}
+	if (count > (long long)n)
+		fprintf(ctl->out, "  and %lld more (mosctl job ls --state "
+		    "FAILED)\n", count - (long long)n);
+}
+
 int
 mosctl_status(struct mosctl *ctl, int argc, char **argv)
 {
-	json_t		*lo, *qo, *links, *l, *down;
+	json_t		*lo, *qo = NULL, *fo = NULL, *links, *l, *down, *fj;
 	size_t		 i, nneeded = 0;
 	int		 rc;
 	long long	 failed;
+	char		 path[64];
 
 	if (status_no_args(ctl, "status", argc, argv) != 0)
 		return MOSCTL_EXIT_USAGE;
 	if ((rc = mosctl_api_get_json(ctl, "/v1/links", &lo)) !=
 	    MOSCTL_EXIT_OK)
 		return rc;
+	snprintf(path, sizeof path, "/v1/jobs?state=FAILED&limit=%d",
+	    STATUS_FAILED_MAX);
 	if ((rc = mosctl_api_get_json(ctl, "/v1/queue/stats", &qo)) !=
+	    MOSCTL_EXIT_OK || (rc = mosctl_api_get_json(ctl, path, &fo)) !=
 	    MOSCTL_EXIT_OK) {
 		json_decref(lo);
+		json_decref(qo);
 		return rc;
 	}
+	fj = json_object_get(fo, "jobs");
 	links = json_object_get(lo, "links");
 	down = json_array();
 	json_array_foreach(links, i, l) {
@@ -221,9 +262,9 @@ mosctl_status(struct mosctl *ctl, int argc, char **argv)
 	failed = (long long)json_integer_value(json_object_get(
 	    json_object_get(qo, "count"), "FAILED"));
 	if (ctl->json) {
-		json_t	*o = json_pack("{s:b, s:O, s:O, s:I}", "ok",
+		json_t	*o = json_pack("{s:b, s:O, s:O, s:I, s:O}", "ok",
 		    json_array_size(down) == 0, "links", links, "queue", qo,
-		    "failedJobs", (json_int_t)failed);
+		    "failedJobs", (json_int_t)failed, "failed", fj);
 
 		print_json(ctl, o);
 		json_decref(o);
@@ -242,14 +283,12 @@ mosctl_status(struct mosctl *ctl, int argc, char **argv)
 		}
 		links_table(ctl, links);
 		queue_line(ctl, qo);
-		if (failed > 0)
-			fprintf(ctl->out, "%lld failed job%s (mosctl job ls "
-			    "--state FAILED)\n", failed, failed == 1 ? "" :
-			    "s");
+		failed_table(ctl, fj, failed);
 	}
 	rc = json_array_size(down) == 0 ? MOSCTL_EXIT_OK : MOSCTL_EXIT_FAIL;
 	json_decref(down);
 	json_decref(lo);
 	json_decref(qo);
+	json_decref(fo);
 	return rc;
 }

@@ -228,6 +228,20 @@ itutil_is_ack(const struct ncspeer_frame *f, const char *status,
 	    strstr(a->status_description, text) != NULL);
 }
 
+/* Write text to a file in the gateway's directory; its path in buf. */
+int
+itutil_write_file(struct gwrig *r, const char *name, const char *text,
+    char *buf, size_t len)
+{
+	FILE	*f;
+
+	snprintf(buf, len, "%s/%s", r->gw->dir, name);
+	if ((f = fopen(buf, "w")) == NULL)
+		return -1;
+	fputs(text, f);
+	return fclose(f) == 0 ? 0 : -1;
+}
+
 /* How often needle occurs in s. */
 int
 itutil_count(const char *s, const char *needle)

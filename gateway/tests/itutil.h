@@ -56,6 +56,9 @@ int	itutil_wait_eof(int fd, int timeout_ms);
 
 /* How often needle occurs in s. */
 int	itutil_count(const char *s, const char *needle);
+/* Write text to a file of the gateway's directory, its path in buf; 0/-1. */
+int	itutil_write_file(struct gwrig *, const char *name, const char *text,
+	    char *buf, size_t len);
 
 /*
  * Heartbeats on conn, one at a time, until done(arg) is true (checked

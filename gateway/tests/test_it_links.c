@@ -400,19 +400,6 @@ test_mosctl_api_errors(void **state)
 	    (char *)NULL);
 }
 
-/* Write text to a file in the gateway's directory; its path in buf. */
-static void
-write_file(struct gwrig *r, const char *name, const char *text, char *buf,
-    size_t len)
-{
-	FILE	*f;
-
-	snprintf(buf, len, "%s/%s", r->gw->dir, name);
-	assert_non_null(f = fopen(buf, "w"));
-	fputs(text, f);
-	assert_int_equal(fclose(f), 0);
-}
-
 /* mosctl asset put, show, ls, delete and import over the API. */
 static void
 test_mosctl_assets(void **state)
@@ -425,8 +412,10 @@ test_mosctl_assets(void **state)
 	int			 st;
 
 	snprintf(url, sizeof url, "http://127.0.0.1:%u", r->gw->api_port);
-	write_file(r, "wtok", TOK_WRITE "\n", wtok, sizeof wtok);
-	write_file(r, "rtok", TOK_READ "\n", rtok, sizeof rtok);
+	assert_int_equal(itutil_write_file(r, "wtok", TOK_WRITE "\n", wtok,
+	    sizeof wtok), 0);
+	assert_int_equal(itutil_write_file(r, "rtok", TOK_READ "\n", rtok,
+	    sizeof rtok), 0);
 
 	/* a read token may not put */
 	st = gwproc_mosctl_cmd(r->gw, &out, &err, "--url", url, "--token-file",
@@ -471,9 +460,10 @@ test_mosctl_assets(void **state)
 	free(err);
 
 	/* import: two good lines, one bad */
-	write_file(r, "in.ndjson", "{\"objID\":\"API-2\",\"objSlug\":\"b\"}\n"
+	assert_int_equal(itutil_write_file(r, "in.ndjson",
+	    "{\"objID\":\"API-2\",\"objSlug\":\"b\"}\n"
 	    "{\"objID\":\"API-3\"}\n"
-	    "{\"objID\":\"API-4\",\"objSlug\":\"d\"}\n", nd, sizeof nd);
+	    "{\"objID\":\"API-4\",\"objSlug\":\"d\"}\n", nd, sizeof nd), 0);
 	st = gwproc_mosctl_cmd(r->gw, &out, &err, "--url", url, "--token-file",
 	    wtok, "asset", "import", nd, (char *)NULL);
 	if (st != 1 || strstr(out, "2 accepted, 1 refused") == NULL ||

@@ -1,0 +1,361 @@
+/*
+ * Integration: mosctl job over the HTTP API of the real mosgw (submit with
+ * and without an Idempotency-Key, ls following the pages, show, requeue,
+ * cancel, rerun; the API's errors as "mosctl: STATUS title: detail" and
+ * their exit statuses), and mosctl status listing the FAILED jobs.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gateway/tests/httpc.h"
+#include "gateway/tests/itutil.h"
+
+#define TOK_READ	"jcli-read-0123456789"
+#define TOK_WRITE	"jcli-write-0123456789"
+#define TOK_WORKER	"jcli-worker-0123456789"
+#define TOK_ADMIN	"jcli-admin-0123456789"
+#define NFAILED		22	/* more than status lists (20) */
+
+static const char tokens[] =
+    "reader read " TOK_READ "\n"
+    "mam write " TOK_WRITE "\n"
+    "w worker " TOK_WORKER "\n"
+    "ops admin " TOK_ADMIN "\n";
+
+/* The URL and a token file for each role. */
+struct cli {
+	struct gwrig	*r;
+	char		 url[64];
+	char		 read[320], write[320], admin[320];
+};
+
+static int
+setup(void **state)
+{
+	struct gwproc_opts	o;
+
+	memset(&o, 0, sizeof o);
+	o.api_tokens = tokens;
+	return itutil_setup_opts(state, MOS_ENC_UTF16BE, &o);
+}
+
+static void
+cli_init(void **state, struct cli *c)
+{
+	c->r = *state;
+	snprintf(c->url, sizeof c->url, "http://127.0.0.1:%u",
+	    c->r->gw->api_port);
+	assert_int_equal(itutil_write_file(c->r, "rtok", TOK_READ "\n",
+	    c->read, sizeof c->read), 0);
+	assert_int_equal(itutil_write_file(c->r, "wtok", TOK_WRITE "\n",
+	    c->write, sizeof c->write), 0);
+	assert_int_equal(itutil_write_file(c->r, "atok", "ops admin "
+	    TOK_ADMIN "\n", c->admin, sizeof c->admin), 0);
+}
+
+/*
+ * mosctl --url URL --token-file TOK ARGS...: its exit status must be want
+ * and its stdout (want 0) or stderr hold needle. Its stdout, malloc'd.
+ */
+static char *
+run(struct cli *c, const char *tok, int want, const char *needle, ...)
+{
+	char	*argv[24], *out = NULL, *err = NULL;
+	va_list	 ap;
+	int	 n = 0, st;
+
+	va_start(ap, needle);
+	while (n < 20 && (argv[n] = va_arg(ap, char *)) != NULL)
+		n++;
+	va_end(ap);
+	argv[n] = NULL;
+	st = gwproc_mosctl_cmd(c->r->gw, &out, &err, "--url", c->url,
+	    "--token-file", tok, argv[0], argv[1], argv[2], argv[3], argv[4],
+	    argv[5], argv[6], argv[7], argv[8], argv[9], argv[10], argv[11],
+	    argv[12], argv[13], argv[14], argv[15], argv[16], argv[17],
+	    argv[18], argv[19], (char *)NULL);
+	if (st != want || strstr(st == 0 ? out : err, needle) == NULL)
+		fail_msg("mosctl %s %s %s: exit %d (want %d, '%s')\nout: %s\n"
+		    "err: %s", argv[0], argv[1], n > 2 ? argv[2] : "", st,
+		    want, needle, out != NULL ? out : "", err != NULL ? err :
+		    "");
+	free(err);
+	return out;
+}
+
+/* The jobId of a --json answer. */
+static long long
+job_id_of(char *out)
+{
+	json_t		*o = json_loads(out, 0, NULL);
+	long long	 id;
+
+	assert_non_null(o);
+	id = (long long)json_integer_value(json_object_get(o, "jobId"));
+	json_decref(o);
+	free(out);
+	assert_true(id > 0);
+	return id;
+}
+
+/* submit: a job, the same key twice, and what the API refuses. */
+static void
+test_submit(void **state)
+{
+	struct cli	 c;
+	char		*out, want[64], after[32];
+	long long	 id, id2;
+
+	cli_init(state, &c);
+	id = job_id_of(run(&c, c.write, 0, "\"status\":\"QUEUED\"", "job",
+	    "submit", "CLIP-1", "transcode", "--payload",
+	    "{\"profile\":\"h264\"}", "--priority", "3", "--key", "ingest-1",
+	    "--json", (char *)NULL));
+	/* the same key and request: the same job */
+	id2 = job_id_of(run(&c, c.write, 0, "\"jobId\"", "job", "submit",
+	    "CLIP-1", "transcode", "--payload", "{\"profile\":\"h264\"}",
+	    "--priority", "3", "--key", "ingest-1", "--json", (char *)NULL));
+	assert_int_equal(id, id2);
+	/* the same key, another request */
+	free(run(&c, c.write, 1, "mosctl: 409 ", "job", "submit", "CLIP-1",
+	    "proxy", "--key", "ingest-1", (char *)NULL));
+	/* a chain after it, in text */
+	snprintf(after, sizeof after, "%lld", id);
+	out = run(&c, c.write, 0, "QUEUED (asset CLIP-1, kind proxy)", "job",
+	    "submit", "CLIP-1", "proxy", "--after", after, (char *)NULL);
+	snprintf(want, sizeof want, "job #%lld: ", id + 1);
+	assert_non_null(strstr(out, want));
+	free(out);
+
+	free(run(&c, c.read, 69, "mosctl: 403 ", "job", "submit", "CLIP-1",
+	    "qc", (char *)NULL));
+	free(run(&c, c.write, 64, "mosctl: 422 ", "job", "submit", "CLIP-1",
+	    "publish", (char *)NULL));
+	free(run(&c, c.write, 64, "mosctl: 422 ", "job", "submit", "CLIP-1",
+	    "qc", "--priority", "12", (char *)NULL));
+	free(run(&c, c.write, 64, "mosctl: 422 Invalid job: after: no job "
+	    "999999", "job", "submit", "CLIP-1", "qc", "--after", "999999",
+	    (char *)NULL));
+	free(run(&c, c.write, 64, "not a JSON object", "job", "submit",
+	    "CLIP-1", "qc", "--payload", "[1]", (char *)NULL));
+	free(run(&c, c.write, 64, "bad --key", "job", "submit", "CLIP-1",
+	    "qc", "--key", "a b", (char *)NULL));
+	free(run(&c, c.write, 64, "OBJID and KIND", "job", "submit",
+	    "CLIP-1", (char *)NULL));
+	free(run(&c, c.write, 64, "--state does not go", "job", "submit",
+	    "CLIP-1", "qc", "--state", "FAILED", (char *)NULL));
+	free(run(&c, c.read, 64, "database file only", "job", "stats",
+	    (char *)NULL));
+}
+
+/* ls across pages, show, requeue, cancel, rerun. */
+static void
+test_ls_show_admin(void **state)
+{
+	struct cli	 c;
+	char		*out, body[128];
+	int		 i;
+
+	cli_init(state, &c);
+	/* more than one page of 100 */
+	for (i = 0; i < 105; i++) {
+		struct httpc_resp	r;
+
+		snprintf(body, sizeof body, "{\"kind\":\"%s\"}", i % 5 == 0 ?
+		    "proxy" : "transcode");
+		assert_int_equal(httpc_once(c.r->gw->api_port, "POST",
+		    "/v1/assets/LS-1/jobs", TOK_WRITE, NULL, body, &r), 0);
+		assert_int_equal(r.status, 202);
+		httpc_resp_clear(&r);
+	}
+	out = run(&c, c.read, 0, "LAST ERROR", "job", "ls", (char *)NULL);
+	assert_int_equal(itutil_count(out, " QUEUED "), 105);
+	assert_non_null(strstr(out, "\n105 "));
+	free(out);
+	out = run(&c, c.read, 0, "\"jobId\":103,", "job", "ls", "--limit",
+	    "103", "--json", (char *)NULL);
+	assert_int_equal(itutil_count(out, "\n"), 103);
+	assert_null(strstr(out, "\"jobId\":104,"));
+	free(out);
+	out = run(&c, c.read, 0, "proxy", "job", "ls", "--kind", "proxy",
+	    "--state", "queued", (char *)NULL);
+	assert_int_equal(itutil_count(out, " proxy "), 21);
+	free(out);
+	out = run(&c, c.read, 0, "LAST ERROR", "job", "ls", "--state",
+	    "DONE", (char *)NULL);
+	assert_int_equal(itutil_count(out, "\n"), 1);
+	free(out);
+	free(run(&c, c.read, 64, "unknown state 'BOGUS'", "job", "ls",
+	    "--state", "BOGUS", (char *)NULL));
+	free(run(&c, c.read, 64, "bad --limit", "job", "ls", "--limit", "0",
+	    (char *)NULL));
+	free(run(&c, c.read, 64, "takes no operand", "job", "ls", "7",
+	    (char *)NULL));
+
+	out = run(&c, c.read, 0, "job #7  QUEUED", "job", "show", "7",
+	    (char *)NULL);
+	assert_non_null(strstr(out, "lane mam  kind transcode"));
+	assert_non_null(strstr(out, "history:"));
+	assert_non_null(strstr(out, "-> QUEUED"));
+	free(out);
+	out = run(&c, c.read, 0, "\"history\":[", "job", "show", "#7",
+	    "--json", (char *)NULL);
+	assert_int_equal(job_id_of(out), 7);
+	free(run(&c, c.read, 1, "mosctl: 404 ", "job", "show", "999999",
+	    (char *)NULL));
+	free(run(&c, c.read, 64, "bad job id 'x'", "job", "show", "x",
+	    (char *)NULL));
+
+	/* admin verbs: only admin tokens */
+	free(run(&c, c.write, 69, "mosctl: 403 ", "job", "cancel", "7",
+	    (char *)NULL));
+	free(run(&c, c.admin, 0, "cancelled #7: now CANCELLED", "job",
+	    "cancel", "7", (char *)NULL));
+	free(run(&c, c.admin, 1, "mosctl: 409 ", "job", "cancel", "7",
+	    (char *)NULL));
+	free(run(&c, c.admin, 0, "requeued #7: now QUEUED", "job",
+	    "requeue", "7", (char *)NULL));
+	free(run(&c, c.admin, 1, "mosctl: 409 ", "job", "requeue", "7",
+	    (char *)NULL));
+	free(run(&c, c.admin, 1, "mosctl: 404 ", "job", "requeue", "999999",
+	    (char *)NULL));
+	free(run(&c, c.admin, 0, "\"state\":\"CANCELLED\"", "job", "cancel",
+	    "8", "--json", (char *)NULL));
+	free(run(&c, c.admin, 0, "re-run: 1 job", "job", "rerun", "8",
+	    (char *)NULL));
+	free(run(&c, c.admin, 1, "mosctl: 404 ", "job", "rerun", "999999",
+	    (char *)NULL));
+	free(run(&c, c.read, 69, "mosctl: 403 ", "job", "rerun", "8",
+	    (char *)NULL));
+	out = run(&c, c.read, 0, "job #8  QUEUED", "job", "show", "8",
+	    (char *)NULL);
+	assert_non_null(strstr(out, "rerun by ops (API)"));
+	free(out);
+}
+
+/* Claim every due job of kind qc as worker w1 (at most max); the answer. */
+static json_t *
+claim_qc(struct cli *c, int max)
+{
+	struct httpc_resp	 r;
+	json_t			*o;
+	char			 body[128];
+
+	snprintf(body, sizeof body, "{\"kinds\":[\"qc\"],\"worker\":\"w1\","
+	    "\"max\":%d,\"lease_s\":120}", max);
+	assert_int_equal(httpc_once(c->r->gw->api_port, "POST",
+	    "/v1/jobs/claim", TOK_WORKER, NULL, body, &r), 0);
+	if (r.status != 200)
+		fail_msg("claim: %d %s", r.status, r.body);
+	assert_non_null(o = json_loads(r.body, 0, NULL));
+	httpc_resp_clear(&r);
+	return o;
+}
+
+/* status: the FAILED jobs, at most 20 and "and N more". */
+static void
+test_status_failed(void **state)
+{
+	struct cli		 c;
+	struct httpc_resp	 r;
+	json_t			*o, *jobs, *j;
+	char			*out, path[64], body[512], want[128];
+	size_t			 i;
+	int			 k;
+
+	cli_init(state, &c);
+	/* nothing failed yet: no list */
+	if (gwproc_mosctl_cmd(c.r->gw, &out, NULL, "--url", c.url,
+	    "--token-file", c.read, "status", (char *)NULL) < 0)
+		fail_msg("mosctl status did not run");
+	assert_non_null(strstr(out, "queue:"));
+	assert_null(strstr(out, "failed job"));
+	free(out);
+
+	for (k = 0; k < NFAILED; k++)
+		free(run(&c, c.write, 0, "QUEUED", "job", "submit", "QC-1",
+		    "qc", (char *)NULL));
+	o = claim_qc(&c, NFAILED);
+	jobs = json_object_get(o, "jobs");
+	assert_int_equal(json_array_size(jobs), NFAILED);
+	json_array_foreach(jobs, i, j) {
+		snprintf(path, sizeof path, "/v1/jobs/%lld/fail",
+		    (long long)json_integer_value(json_object_get(j,
+		    "jobId")));
+		snprintf(body, sizeof body, "{\"leaseToken\":\"%s\","
+		    "\"error\":\"disk full\\non vol %zu\",\"retry\":false}",
+		    json_string_value(json_object_get(j, "leaseToken")), i);
+		assert_int_equal(httpc_once(c.r->gw->api_port, "POST", path,
+		    TOK_WORKER, NULL, body, &r), 0);
+		if (r.status != 200 || strstr(r.body, "FAILED") == NULL)
+			fail_msg("fail: %d %s", r.status, r.body);
+		httpc_resp_clear(&r);
+	}
+	json_decref(o);
+
+	/* the exit status follows the links; the list is there either way */
+	if (gwproc_mosctl_cmd(c.r->gw, &out, NULL, "--url", c.url,
+	    "--token-file", c.read, "status", (char *)NULL) < 0)
+		fail_msg("mosctl status did not run");
+	snprintf(want, sizeof want, "%d failed jobs:", NFAILED);
+	if (strstr(out, want) == NULL)
+		fail_msg("status: %s", out);
+	assert_non_null(strstr(out, "LAST ERROR"));
+	assert_non_null(strstr(out, "  1        qc           QC-1"));
+	assert_non_null(strstr(out, "1/5     disk full on vol 0"));
+	assert_int_equal(itutil_count(out, " QC-1 "), 20);
+	snprintf(want, sizeof want, "and %d more (mosctl job ls --state "
+	    "FAILED)", NFAILED - 20);
+	assert_non_null(strstr(out, want));
+	free(out);
+
+	if (gwproc_mosctl_cmd(c.r->gw, &out, NULL, "--url", c.url,
+	    "--token-file", c.read, "status", "--json", (char *)NULL) < 0)
+		fail_msg("mosctl status --json did not run");
+	assert_non_null(o = json_loads(out, 0, NULL));
+	free(out);
+	assert_int_equal(json_integer_value(json_object_get(o, "failedJobs")),
+	    NFAILED);
+	jobs = json_object_get(o, "failed");
+	assert_int_equal(json_array_size(jobs), 20);
+	j = json_array_get(jobs, 0);
+	assert_string_equal(json_string_value(json_object_get(j, "objID")),
+	    "QC-1");
+	assert_string_equal(json_string_value(json_object_get(j, "error")),
+	    "disk full\non vol 0");
+	json_decref(o);
+
+	/* a requeued job leaves the list */
+	free(run(&c, c.admin, 0, "requeued #1: now QUEUED", "job", "requeue",
+	    "1", (char *)NULL));
+	if (gwproc_mosctl_cmd(c.r->gw, &out, NULL, "--url", c.url,
+	    "--token-file", c.read, "status", (char *)NULL) < 0)
+		fail_msg("mosctl status did not run");
+	snprintf(want, sizeof want, "%d failed jobs:", NFAILED - 1);
+	assert_non_null(strstr(out, want));
+	assert_null(strstr(out, "  1        qc "));
+	free(out);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_submit, setup,
+		    itutil_teardown),
+		cmocka_unit_test_setup_teardown(test_ls_show_admin, setup,
+		    itutil_teardown),
+		cmocka_unit_test_setup_teardown(test_status_failed, setup,
+		    itutil_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
