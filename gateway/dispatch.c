@@ -202,7 +202,7 @@ dispatch_empty(const char *s)
 /*
  * The NCS a parsed message belongs to, or NULL if its pair is not configured.
  */
-static struct ncs *
+struct ncs *
 dispatch_pair(struct gw *gw, struct ncs *hint, const struct mos_msg *m)
 {
 	struct ncs	*n = NULL;
@@ -223,7 +223,7 @@ dispatch_pair(struct gw *gw, struct ncs *hint, const struct mos_msg *m)
 }
 
 /* Parse with the NCS's mode; re-parse strictly once a strict NCS is known. */
-static struct mos_msg *
+struct mos_msg *
 dispatch_parse(struct gw *gw, struct ncs *hint, const struct mos_frame *f,
     struct mos_error *err)
 {

@@ -1177,6 +1177,15 @@ void	 session_forget_ncs(struct gw *, struct ncs *);
  */
 struct mos_msg	*dispatch_frame(struct gw *, struct conn *, struct ncs **,
 		    const struct mos_frame *);
+/*
+ * The parse dispatch_frame makes: in the mode of hint (the connection's
+ * NCS), lenient without one, strictly again for a strict NCS it names.
+ */
+struct mos_msg	*dispatch_parse(struct gw *, struct ncs *hint,
+		    const struct mos_frame *, struct mos_error *);
+/* The NCS a parsed message's (mosID, ncsID) pair names, or NULL. */
+struct ncs	*dispatch_pair(struct gw *, struct ncs *hint,
+		    const struct mos_msg *);
 /* The same for a frame parsed elsewhere: m (taken), or NULL and err. */
 struct mos_msg	*dispatch_parsed(struct gw *, struct conn *, struct ncs **,
 		    const struct mos_frame *, struct mos_msg *m,

@@ -89,6 +89,7 @@ struct fs_req {
 	struct mos_msg	*m;
 	int32_t		 id;		/* 0 = none */
 	bool		 answered;
+	bool		 positive;	/* answered positively */
 	struct ncs	*ncs;		/* the session's when answered */
 };
 
@@ -172,6 +173,8 @@ static struct {
 	enum mos_enc		 enc;		/* of the session's output */
 	struct bufferevent	*pair[2];	/* [0] the gateway's */
 	struct mos_framer	*in;		/* the requests */
+	struct ncs		*hint;		/* the session's NCS, as modelled */
+	int			 framing;	/* in's error, or 0 */
 	struct mos_framer	*out;		/* the answers */
 	struct fs_req		*reqs;
 	size_t			 nreqs;
@@ -240,6 +243,29 @@ fs_obj_stored(const struct fs_req *r, const struct mos_msg *a,
 	return ok;
 }
 
+static struct ncs	*fs_req_ncs(const struct fs_req *);
+
+/*
+ * A retry: an earlier request of the session of that type and messageID,
+ * for the same NCS, was acknowledged; the gateway keeps its last answers
+ * per NCS and gives the same one again (it also compares what the two
+ * ask, which is not modelled here).
+ */
+static bool
+fs_p3_retry(const struct fs_req *r)
+{
+	const struct fs_req	*e;
+
+	if (r->id == 0)
+		return false;
+	for (e = fs.reqs; e < r; e++) {
+		if (e->positive && e->id == r->id && e->m->type == r->m->type &&
+		    fs_req_ncs(e) == fs_req_ncs(r))
+			return true;
+	}
+	return false;
+}
+
 /*
  * mosObjCreate / mosReqObjAction ACK: the objID acknowledged is in the
  * committed catalog (NEW, UPDATE), or gone from it (DELETE).
@@ -273,6 +299,10 @@ fs_p3_stored(const struct fs_req *r, const struct mos_msg *a,
 		return false;
 	}
 	del = strcmp(op, "DELETE") == 0;
+	if (gone != del && fs_p3_retry(r)) {
+		/* The NCS's kept answer to it, even if the object changed. */
+		return true;
+	}
 	if (gone != del) {
 		snprintf(why, len, "%s of %s acknowledged, the committed catalog "
 		    "%s it", op, id, gone ? "does not have" : "still has");
@@ -470,11 +500,32 @@ fs_ro_listed(const struct fs_req *r, const struct mos_msg *a,
 /* ------------------------------------------------------------------------ */
 /* Requests and answers. */
 
+/* The caps of the session's framer: frame (a gateway setting) and max_junk. */
+static void
+fs_in_limits(int64_t frame)
+{
+	struct mos_framer_limits	lim;
+
+	lim.max_frame = (size_t)frame;
+	lim.max_junk = (size_t)fs.gw->cfg->max_junk;
+	mos_framer_set_limits(fs.in, &lim);
+}
+
 /*
- * Frame and parse what the session sent so far, as the gateway will. Frames
- * it never answers (answers themselves, bad frames without an envelope) are
- * left out; a bad frame with one stays, for the NACK it gets, so that the
- * NACK does not take the place of a later request with the same messageID.
+ * Frame and parse what the session sent so far, as the gateway will. Its
+ * framer's caps: pre_handshake_frame until the first frame of a configured
+ * pair from an address that NCS allows (the session is then trusted), then
+ * max_frame; max_junk before each frame. A frame is parsed as
+ * dispatch_frame parses it: in the mode of the NCS the session is bound to
+ * by then (the last such frame's), strictly again for a strict NCS it
+ * names; a strict parse that fails is NACKed with the messageID of the
+ * envelope, which may differ from a lenient parse's. After a framing error
+ * the gateway closes the session: nothing more is recorded.
+ *
+ * Frames it never answers (answers themselves, bad frames without an
+ * envelope) are left out; a bad frame with one stays, for the NACK it gets,
+ * so that the NACK does not take the place of a later request with the same
+ * messageID.
  */
 static void
 fs_requests(const uint8_t *p, size_t n)
@@ -482,16 +533,24 @@ fs_requests(const uint8_t *p, size_t n)
 	struct mos_frame	 f;
 	struct mos_msg		*m;
 	struct mos_error	 err;
+	struct ncs		*ncs;
 	const char		*type;
 	int32_t			 id;
+	int			 rc;
 
 	if (mos_framer_feed(fs.in, p, n) != 0)
 		abort();
-	while (mos_framer_next(fs.in, &f) == MOS_FRAME_READY) {
-		if (mos_parse(f.data, f.len, f.enc, MOS_LENIENT, &m,
-		    &err) == MOS_OK) {
+	while ((rc = mos_framer_next(fs.in, &f)) == MOS_FRAME_READY) {
+		memset(&err, 0, sizeof err);
+		if ((m = dispatch_parse(fs.gw, fs.hint, &f, &err)) != NULL) {
 			type = m->type_name;
 			id = m->has_message_id ? m->message_id : 0;
+			if ((ncs = dispatch_pair(fs.gw, fs.hint, m)) != NULL &&
+			    ncs_allows(ncs, &fs.src)) {
+				if (fs.hint == NULL)
+					fs_in_limits(fs.gw->cfg->max_frame);
+				fs.hint = ncs;
+			}
 		} else {
 			if (!err.env.have_mos_id || !err.env.have_ncs_id)
 				continue;
@@ -507,8 +566,11 @@ fs_requests(const uint8_t *p, size_t n)
 		fs.reqs[fs.nreqs].m = m;
 		fs.reqs[fs.nreqs].id = id;
 		fs.reqs[fs.nreqs].answered = false;
+		fs.reqs[fs.nreqs].positive = false;
 		fs.nreqs++;
 	}
+	if (rc < 0)
+		fs.framing = rc;
 }
 
 /* Is an answer negative (NACK, roAck with an error)? */
@@ -544,7 +606,7 @@ fs_positive(const struct mos_msg *a, const struct mos_frame *f)
 		}
 		if (k == nitems(fs_rules))
 			continue;
-		fs.reqs[i].answered = true;
+		fs.reqs[i].answered = fs.reqs[i].positive = true;
 		fs.reqs[i].ncs = fs.sess != NULL ? fs.sess->ncs : NULL;
 		if (rule->check == NULL)
 			return;
@@ -725,8 +787,10 @@ fs_log_check(void)
 
 /*
  * Whatever an input may leave behind that the next must not see: messages
- * queued for the NCSs (their links never come up), running orders (deleted
- * as an NCS would, with roDelete).
+ * queued for the NCSs (their links never come up), the answers kept for
+ * retries of mosObjCreate and mosReqObjAction (a retry in a later input
+ * would get an answer given before that input's changes), running orders
+ * (deleted as an NCS would, with roDelete).
  */
 static void
 fs_reset(void)
@@ -740,6 +804,7 @@ fs_reset(void)
 	TAILQ_FOREACH(n, &fs.gw->ncs, entry) {
 		profile1_req_all_stop(n);
 		ncs_cancel_all(n);
+		profile3_forget(n);	/* answers kept for retries */
 	}
 	for (i = 0; i < fs.nreqs; i++) {
 		if (fs.reqs[i].m != NULL && profile2_handles(fs.reqs[i].m->type))
@@ -958,6 +1023,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const enum gw_port ports[4] = { GW_PORT_LOWER, GW_PORT_UPPER,
 	    GW_PORT_QUERY, GW_PORT_LOWER };
+	/* The gateway's answers: any size the harness can hold. */
 	struct mos_framer_limits lim = { 1u << 20, 1u << 20 };
 	uint32_t		 rng;
 	size_t			 at = 0, k, i;
@@ -977,11 +1043,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	data++;
 	size--;
 
-	if ((fs.in = mos_framer_new(MOS_ENC_AUTO, &lim)) == NULL ||
+	if ((fs.in = mos_framer_new(MOS_ENC_AUTO, NULL)) == NULL ||
 	    (fs.out = mos_framer_new(MOS_ENC_AUTO, &lim)) == NULL ||
 	    bufferevent_pair_new(fs.gw->base, BEV_OPT_DEFER_CALLBACKS,
 	    fs.pair) != 0)
 		abort();
+	fs_in_limits(fs.gw->cfg->pre_handshake_frame);
+	fs.hint = NULL;
+	fs.framing = 0;
 	fs.nreqs = fs.answers = 0;
 	fs.enc = MOS_ENC_UTF16BE;
 	evbuffer_add_cb(bufferevent_get_input(fs.pair[1]), fs_out_cb, NULL);
@@ -1015,6 +1084,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fs_settle(true);
 		fs_later_checks();
 	}
+	if (fs.sess != NULL && fs.framing != 0)
+		FUZZ_FAIL("fuzz_session: the session's stream does not frame "
+		    "(%s), the gateway kept the session\n",
+		    mos_frame_strerror(fs.framing));
 	if (fs.sess != NULL) {
 		session_close(fs.sess, "fuzz");
 		fs.sess = NULL;
