@@ -123,7 +123,71 @@ mos_utf16_to_utf8(const uint8_t *in, size_t len, char *out, size_t *outlen)
 	return bad ? -1 : 0;
 }
 
-/* Decode the five predefined entities of s[0..len) into dst (size n). */
+/*
+ * A character reference at s[0..len) ("&#65;", "&#x41;"): its length, its
+ * code point in *cp; 0 if there is none or it is no character.
+ */
+static size_t
+env_charref(const char *s, size_t len, uint32_t *cp)
+{
+	uint32_t	v = 0, d;
+	size_t		i = 2;
+	bool		hex;
+
+	if (len < 4 || s[0] != '&' || s[1] != '#')
+		return 0;
+	if ((hex = s[2] == 'x'))
+		i++;
+	for (; i < len && s[i] != ';'; i++) {
+		if (s[i] >= '0' && s[i] <= '9')
+			d = (uint32_t)(s[i] - '0');
+		else if (hex && s[i] >= 'a' && s[i] <= 'f')
+			d = (uint32_t)(s[i] - 'a' + 10);
+		else if (hex && s[i] >= 'A' && s[i] <= 'F')
+			d = (uint32_t)(s[i] - 'A' + 10);
+		else
+			return 0;
+		v = v * (hex ? 16 : 10) + d;
+		if (v > 0x10ffff)
+			return 0;
+	}
+	if (i == len || i == (hex ? 3u : 2u) || v == 0 ||
+	    (v >= 0xd800 && v <= 0xdfff))
+		return 0;
+	*cp = v;
+	return i + 1;
+}
+
+/* Code point cp as UTF-8 into o (room for 4); its length. */
+static size_t
+env_utf8(uint32_t cp, char *o)
+{
+	if (cp < 0x80) {
+		o[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		o[0] = (char)(0xc0 | cp >> 6);
+		o[1] = (char)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		o[0] = (char)(0xe0 | cp >> 12);
+		o[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		o[2] = (char)(0x80 | (cp & 0x3f));
+		return 3;
+	}
+	o[0] = (char)(0xf0 | cp >> 18);
+	o[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+	o[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+	o[3] = (char)(0x80 | (cp & 0x3f));
+	return 4;
+}
+
+/*
+ * Decode the five predefined entities and character references of
+ * s[0..len) into dst (size n), as the parser reads them.
+ */
 static void
 env_copy(char *dst, size_t n, const char *s, size_t len)
 {
@@ -132,9 +196,20 @@ env_copy(char *dst, size_t n, const char *s, size_t len)
 		char		 c;
 	} ents[] = { { "&amp;", '&' }, { "&lt;", '<' }, { "&gt;", '>' },
 	    { "&quot;", '"' }, { "&apos;", '\'' } };
-	size_t	i, j = 0, k, el;
+	char		u[4];
+	uint32_t	cp;
+	size_t		i, j = 0, k, el, ul;
 
 	for (i = 0; i < len && j + 1 < n; i++) {
+		if ((el = env_charref(s + i, len - i, &cp)) != 0) {
+			ul = env_utf8(cp, u);
+			if (j + ul >= n)
+				break;
+			memcpy(dst + j, u, ul);
+			j += ul;
+			i += el - 1;
+			continue;
+		}
 		dst[j] = s[i];
 		for (k = 0; s[i] == '&' && k < 5; k++) {
 			el = strlen(ents[k].ent);

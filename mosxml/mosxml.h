@@ -732,7 +732,11 @@ enum mos_err {
 	MOS_E_ENCODING = 8,	/* odd length, bad surrogates, NUL */
 };
 
-/* What could be read of the envelope of a frame that failed, for the NACK. */
+/*
+ * What could be read of the envelope of a frame that failed, for the NACK
+ * (a byte scan: the predefined entities and character references are
+ * decoded, as the parser does).
+ */
 struct mos_envelope {
 	bool	 have_mos_id, have_ncs_id, have_message_id;
 	char	 mos_id[129];

@@ -232,6 +232,15 @@ test_malformed_envelope(void **state)
 	assert_false(err.env.have_mos_id);
 	assert_int_equal(err.env.message_id, 7);
 	assert_string_equal(err.env.type_name, "roCreate");
+	/* Character references, as the parser reads them; bad ones stay. */
+	err = parse_fail("<mos><mosID>m&#233;&#x263A;&#;&#xD800;</mosID>"
+	    "<ncsID>&#x6e;cs&#1114112;</ncsID><messageID>&#x31;&#50;"
+	    "</messageID><heartbeat><broken></mos>", MOS_LENIENT, MOS_E_XML);
+	assert_string_equal(err.env.mos_id,
+	    "m\xc3\xa9\xe2\x98\xba&#;&#xD800;");
+	assert_string_equal(err.env.ncs_id, "ncs&#1114112;");
+	assert_true(err.env.have_message_id);
+	assert_int_equal(err.env.message_id, 12);
 }
 
 /* Vendor quirks read in lenient mode and refused in strict mode. */
