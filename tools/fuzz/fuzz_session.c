@@ -267,6 +267,28 @@ fs_p3_retry(const struct fs_req *r)
 }
 
 /*
+ * Changes are applied on the bookkeeping thread one after the other and
+ * answered once committed, so a later mosReqObjAction of the session on
+ * the same object may be committed when an answer is written: the state is
+ * then checked only for the last one on that objID.
+ */
+static bool
+fs_p3_last(const struct fs_req *r, const char *obj_id)
+{
+	const struct fs_req	*e;
+	const char		*id;
+
+	for (e = r + 1; e < fs.reqs + fs.nreqs; e++) {
+		if (e->m == NULL || e->m->type != MOS_T_MOS_REQ_OBJ_ACTION)
+			continue;
+		id = e->m->u.mos_req_obj_action.obj_id;
+		if (id != NULL && strcmp(id, obj_id) == 0)
+			return false;
+	}
+	return true;
+}
+
+/*
  * mosObjCreate / mosReqObjAction ACK: the objID acknowledged is in the
  * committed catalog (NEW, UPDATE), or gone from it (DELETE).
  */
@@ -299,8 +321,8 @@ fs_p3_stored(const struct fs_req *r, const struct mos_msg *a,
 		return false;
 	}
 	del = strcmp(op, "DELETE") == 0;
-	if (gone != del && fs_p3_retry(r)) {
-		/* The NCS's kept answer to it, even if the object changed. */
+	if (gone != del && (fs_p3_retry(r) || !fs_p3_last(r, id))) {
+		/* A kept answer, or a later change already committed. */
 		return true;
 	}
 	if (gone != del) {
