@@ -879,19 +879,48 @@ fs_reset(void)
 }
 
 /*
+ * On the bookkeeping thread: delete the history rows, and have the thread's
+ * connection count the history's bytes again (it prunes the oldest rows
+ * beyond history_max_bytes by that count, which rows deleted by another
+ * connection would still be part of).
+ */
+static int
+fs_history_clear(struct gwdb *g, void *arg)
+{
+	char	*err = NULL;
+
+	(void)arg;
+	if (sqlite3_exec(g->db, "DELETE FROM history", NULL, NULL, &err) !=
+	    SQLITE_OK) {
+		fprintf(stderr, "fuzz_session: %s\n", err);
+		sqlite3_free(err);
+		return QUEUE_EIO;
+	}
+	g->hist_counted = false;
+	return history_bytes(g) < 0 ? QUEUE_EIO : QUEUE_OK;
+}
+
+/* Back on the loop: the result. */
+static void
+fs_history_cleared(void *arg, int rc)
+{
+	*(int *)arg = rc;
+}
+
+/*
  * Every FS_CHECK_EVERY inputs (a flush is a round trip to the bookkeeping
  * thread): flush, then the history must hold at least the positive answers
  * each session received. The rows are deleted afterwards, so the file stays
- * small, and the gateway counts the history's size again.
+ * small.
  */
 static void
 fs_history(void)
 {
 	struct history_filter	 flt;
 	struct history_rec	*recs;
-	char			*err = NULL;
 	size_t			 n, i, k, out[FS_CHECK_EVERY];
 	int64_t			 after = 0;
+	int			 rc = QUEUE_EIO;
 
 	if (gw_flush(fs.gw) != QUEUE_OK)
 		FUZZ_FAIL("fuzz_session: a flush failed\n");
@@ -918,20 +947,9 @@ fs_history(void)
 			    "history\n", fs.done[k].answers, out[k]);
 	}
 	fs.ndone = 0;
-	if (sqlite3_exec(fs.view->db, "DELETE FROM history", NULL, NULL,
-	    &err) != SQLITE_OK) {
-		fprintf(stderr, "fuzz_session: %s\n", err);
-		abort();
-	}
-	/*
-	 * The gateway counts the history's bytes as it writes and prunes
-	 * them, and prunes the oldest rows beyond history_max_bytes: it
-	 * counts again, else the rows deleted here would still count and,
-	 * after a few hundred thousand inputs, it would prune the rows of
-	 * the inputs checked next.
-	 */
-	fs.gw->db->hist_counted = false;
-	if (history_bytes(fs.gw->db) < 0)
+	dbw_submit(fs.gw->dbw, fs_history_clear, fs_history_cleared, &rc);
+	dbw_wait(fs.gw->dbw);
+	if (rc != QUEUE_OK)
 		abort();
 }
 
