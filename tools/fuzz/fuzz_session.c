@@ -608,6 +608,13 @@ fs_negative(const struct mos_msg *a)
 	return false;
 }
 
+/* Both set and equal. */
+static bool
+fs_same(const char *a, const char *b)
+{
+	return a != NULL && b != NULL && strcmp(a, b) == 0;
+}
+
 /* An open request with that messageID other than the i-th; nreqs if none. */
 static size_t
 fs_open_other(size_t i, int32_t id)
@@ -649,7 +656,13 @@ fs_positive(const struct mos_msg *a, const struct mos_frame *f)
 			    rule->answer == a->type)
 				break;
 		}
-		if (k == nitems(fs_rules))
+		/*
+		 * A roAck names its running order: answers to changes that
+		 * wait for their commit may be overtaken (a resent change
+		 * gets its kept answer at once).
+		 */
+		if (k == nitems(fs_rules) || (a->type == MOS_T_RO_ACK &&
+		    !fs_same(rostore_ro_id(fs.reqs[i].m), a->u.ro_ack.ro_id)))
 			continue;
 		if (pass == 1)
 			fs.reqs[j].answered = true;
