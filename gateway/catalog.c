@@ -619,16 +619,38 @@ catalog_index(struct gwdb *g, const char *obj_id, bool existed)
 	return rc;
 }
 
+/* One job about obj_id, coalesced by key (see gateway.h). */
+int
+catalog_enqueue_one(struct gwdb *g, const char *lane, const char *kind,
+    const char *key, const char *obj_id, int priority, int max_attempts,
+    bool *added)
+{
+	struct queue_enqueue_req	 req;
+	int64_t				 id;
+	int				 rc;
+
+	memset(&req, 0, sizeof req);
+	req.lane = lane;
+	req.kind = kind;
+	req.payload = obj_id;
+	req.payload_len = strlen(obj_id);
+	req.priority = priority;
+	req.max_attempts = max_attempts;
+	req.coalesce_key = key;
+	rc = queue_enqueue(g->q, &req, &id);
+	if (added != NULL)
+		*added = rc == QUEUE_OK;
+	return rc == QUEUE_EXISTS ? QUEUE_OK : rc;
+}
+
 /* One job per NCS row of st (see gateway.h). */
 int
 catalog_enqueue_rows(struct gwdb *g, sqlite3_stmt *st, const char *lane_prefix,
     const char *kind, const char *key_tag, const char *obj_id, int *njobs)
 {
-	struct queue_enqueue_req	 req;
-	char				**names = NULL, *lane, *key;
-	int				*max = NULL, rc;
-	size_t				 n = 0, i;
-	int64_t				 id;
+	char	**names = NULL, *lane, *key;
+	int	 *max = NULL, rc;
+	size_t	  n = 0, i;
 
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		names = xreallocarray(names, n + 1, sizeof *names);
@@ -641,17 +663,8 @@ catalog_enqueue_rows(struct gwdb *g, sqlite3_stmt *st, const char *lane_prefix,
 	for (i = 0; rc == QUEUE_OK && i < n; i++) {
 		xasprintf(&lane, "%s%s", lane_prefix, names[i]);
 		xasprintf(&key, "%s:%s@%s", key_tag, obj_id, names[i]);
-		memset(&req, 0, sizeof req);
-		req.lane = lane;
-		req.kind = kind;
-		req.payload = obj_id;
-		req.payload_len = strlen(obj_id);
-		req.priority = QUEUE_PRIO_DEFAULT;
-		req.max_attempts = max[i];
-		req.coalesce_key = key;
-		rc = queue_enqueue(g->q, &req, &id);
-		if (rc == QUEUE_EXISTS)
-			rc = QUEUE_OK;
+		rc = catalog_enqueue_one(g, lane, kind, key, obj_id,
+		    QUEUE_PRIO_DEFAULT, max[i], NULL);
 		free(lane);
 		free(key);
 	}

@@ -653,6 +653,14 @@ int	 catalog_delivery_put(struct gwdb *, const char *ncs,
     const char *obj_id,
 	    int rev, const char *status);
 /*
+ * Inside a transaction: one job in lane of kind with payload obj_id,
+ * coalesced by key (a QUEUED job with that key takes the place of a new
+ * one). *added (may be NULL): whether a new job was made.
+ */
+int	 catalog_enqueue_one(struct gwdb *, const char *lane, const char *kind,
+	    const char *key, const char *obj_id, int priority,
+	    int max_attempts, bool *added);
+/*
  * Inside a transaction: one job per row (NCS name, max_attempts) of the
  * bound statement st, in lane lane_prefix+NAME, of kind, payload obj_id,
  * coalesce key "key_tag:obj_id@NAME". *njobs (may be NULL): how many.

@@ -127,30 +127,19 @@ static int
 isync_enqueue(struct gwdb *g, const char *ncs, const char *lane,
     const char *obj_id, int max_attempts, int64_t *queued)
 {
-	struct queue_enqueue_req	 req;
-	char				*key;
-	int64_t				 id;
-	bool				 skip = false;
-	int				 rc;
+	char	*key;
+	bool	 skip = false, added = false;
+	int	 rc;
 
 	xasprintf(&key, "obj:%s@%s", obj_id, ncs);
-	if ((rc = isync_skip(g, ncs, obj_id, key, &skip)) != QUEUE_OK ||
-	    skip) {
-		free(key);
-		return rc;
-	}
-	memset(&req, 0, sizeof req);
-	req.lane = lane;
-	req.kind = CATALOG_KIND_PUBLISH;
-	req.payload = obj_id;
-	req.payload_len = strlen(obj_id);
-	req.priority = QUEUE_PRIO_LOW;
-	req.max_attempts = max_attempts;
-	req.coalesce_key = key;
-	if ((rc = queue_enqueue(g->q, &req, &id)) == QUEUE_OK)
+	if ((rc = isync_skip(g, ncs, obj_id, key, &skip)) == QUEUE_OK &&
+	    !skip)
+		rc = catalog_enqueue_one(g, lane, CATALOG_KIND_PUBLISH, key,
+		    obj_id, QUEUE_PRIO_LOW, max_attempts, &added);
+	if (added)
 		(*queued)++;
 	free(key);
-	return rc == QUEUE_EXISTS ? QUEUE_OK : rc;
+	return rc;
 }
 
 /* One NCS: the next batch if few of its sync jobs wait. */
