@@ -255,6 +255,12 @@ itutil_count(const char *s, const char *needle)
 	return n;
 }
 
+bool
+itutil_loop_stalled(int64_t slowest, int64_t took)
+{
+	return slowest * 4 >= took && slowest >= ITUTIL_STALL_MIN_MS;
+}
+
 /* Heartbeats on conn until done(arg): how many, and the slowest answer. */
 int
 itutil_heartbeats_until(struct gwrig *r, int conn, bool (*done)(void *),

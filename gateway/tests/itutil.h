@@ -67,5 +67,13 @@ int	itutil_write_file(struct gwrig *, const char *name, const char *text,
  */
 int	itutil_heartbeats_until(struct gwrig *, int conn,
 	    bool (*done)(void *), void *arg, int timeout_ms, int64_t *max_ms);
+/*
+ * Whether heartbeats answered during work of took ms, the slowest in
+ * slowest ms, show the loop held up: the slowest waited a quarter of the
+ * work or more, and at least ITUTIL_STALL_MIN_MS (below that a busy
+ * machine's scheduling alone can do it).
+ */
+#define ITUTIL_STALL_MIN_MS	250
+bool	itutil_loop_stalled(int64_t slowest, int64_t took);
 
 #endif /* ITUTIL_H */
