@@ -42,13 +42,62 @@ jset(json_t *o, const char *key, json_t *v)
 	return json_object_set_new(o, key, v);
 }
 
-/* A JSON value for a decimal: an integer, or a real when it has a fraction. */
+/* Equal values, whatever their trailing zeros (59.94 and 59.940). */
+static bool
+dec_same(struct mos_dec a, struct mos_dec b)
+{
+	while (a.scale > 0 && a.v % 10 == 0) {
+		a.v /= 10;
+		a.scale--;
+	}
+	while (b.scale > 0 && b.v % 10 == 0) {
+		b.v /= 10;
+		b.scale--;
+	}
+	return a.v == b.v && a.scale == b.scale;
+}
+
+/*
+ * A JSON real as a decimal: the fewest digits after the point that read
+ * back as the same double (59.94, not 59.939999999999998), and at least
+ * one, so that a real stays a real (4800.0). -1 when it takes more than 18
+ * digits.
+ */
+static int
+real_to_dec(double x, struct mos_dec *d)
+{
+	char	buf[512];
+	int	scale;
+
+	for (scale = 1; scale <= 18; scale++) {
+		snprintf(buf, sizeof buf, "%.*f", scale, x);
+		if (strtod(buf, NULL) == x)
+			return mos_dec_parse(buf, d);
+	}
+	return -1;
+}
+
+/*
+ * A JSON value for a decimal: an integer, a real when it has a fraction and
+ * the real that is printed reads back as the same value, else the exact
+ * digits as a string (more digits than a double holds).
+ */
 static json_t *
 dec_to_json(const struct mos_dec *d)
 {
+	struct mos_dec	back;
+	char		exact[64], shown[64];
+	double		x;
+
 	if (d->scale == 0)
 		return json_integer(d->v);
-	return json_real(mos_dec_to_double(d));
+	mos_dec_format(d, exact, sizeof exact);
+	x = strtod(exact, NULL);
+	snprintf(shown, sizeof shown, "%.15g", x);	/* JSON_DUMP_FLAGS */
+	if (strtod(shown, NULL) == x && real_to_dec(x, &back) == 0 &&
+	    dec_same(back, *d))
+		return json_real(x);
+	return json_string(exact);
 }
 
 /* listMachInfo supportedProfiles as {"@deviceType":..,"mosProfile":{..}}. */
@@ -333,9 +382,12 @@ jdec(struct jctx *c, json_t *v, struct mos_dec *d)
 	if (json_is_integer(v) && json_integer_value(v) >= 0)
 		snprintf(buf, sizeof buf, "%lld",
 		    (long long)json_integer_value(v));
-	else if (json_is_real(v) && json_real_value(v) >= 0)
-		snprintf(buf, sizeof buf, "%.15g", json_real_value(v));
-	else if (json_is_string(v))
+	else if (json_is_real(v) && json_real_value(v) >= 0) {
+		if (real_to_dec(json_real_value(v), d) == -1)
+			return jerr(c, "%.17g is not a decimal of at most 18 "
+			    "digits", json_real_value(v));
+		return 0;
+	} else if (json_is_string(v))
 		snprintf(buf, sizeof buf, "%s", json_string_value(v));
 	else
 		return jerr(c, "expected a non-negative number");

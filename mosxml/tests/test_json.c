@@ -200,6 +200,62 @@ test_json_decimals(void **state)
 	mos_msg_free(m);
 }
 
+/*
+ * A decimal's JSON reads back to the same JSON: a real stays a real
+ * (4800.0), and one with more digits than a double holds goes out as its
+ * exact digits in a string.
+ */
+static void
+test_json_decimal_round_trip(void **state)
+{
+	static const struct {
+		const char	*tb;		/* objTB as written in JSON */
+		const char	*out;		/* as written back */
+		int64_t		 v;
+		int		 scale;
+	} c[] = {
+		{ "4800.0", "4800.0", 48000, 1 },
+		{ "0.0", "0.0", 0, 1 },
+		{ "1e-07", "1e-7", 1, 7 },
+		{ "59.939999999999998", "59.94", 5994, 2 },
+		{ "\"1234567.12345678901\"", "\"1234567.12345678901\"",
+		    123456712345678901, 11 },
+		{ "0.30000000000000004", "\"0.30000000000000004\"",
+		    30000000000000004, 17 },
+	};
+	struct mos_msg	*m, *m2;
+	char		 in[256], want[256], *j, *j2, ebuf[256];
+	size_t		 i;
+
+	(void)state;
+	for (i = 0; i < sizeof c / sizeof c[0]; i++) {
+		snprintf(in, sizeof in, "{\"type\":\"mosObj\",\"body\":"
+		    "{\"objID\":\"A\",\"objTB\":%s}}", c[i].tb);
+		m = mos_msg_from_json(in, strlen(in), ebuf, sizeof ebuf);
+		if (m == NULL)
+			fail_msg("%s: %s", in, ebuf);
+		assert_int_equal(m->u.mos_obj.obj_tb.v, c[i].v);
+		assert_int_equal(m->u.mos_obj.obj_tb.scale, c[i].scale);
+		j = mos_msg_to_json(m);
+		snprintf(want, sizeof want, "\"objTB\":%s}", c[i].out);
+		if (strstr(j, want) == NULL)
+			fail_msg("%s: %s, not %s", c[i].tb, j, want);
+		m2 = mos_msg_from_json(j, strlen(j), ebuf, sizeof ebuf);
+		assert_non_null(m2);
+		j2 = mos_msg_to_json(m2);
+		assert_string_equal(j, j2);
+		free(j);
+		free(j2);
+		mos_msg_free(m);
+		mos_msg_free(m2);
+	}
+	/* A real of more than 18 digits is refused, not rounded. */
+	snprintf(in, sizeof in, "{\"type\":\"mosObj\",\"body\":"
+	    "{\"objID\":\"A\",\"objTB\":1e300}}");
+	assert_null(mos_msg_from_json(in, strlen(in), ebuf, sizeof ebuf));
+	assert_non_null(strstr(ebuf, "not a decimal of at most 18 digits"));
+}
+
 /* Bad JSON lines are refused with a message that says where and why. */
 static void
 test_json_errors(void **state)
@@ -410,6 +466,7 @@ main(void)
 		cmocka_unit_test(test_json_all),
 		cmocka_unit_test(test_json_schema),
 		cmocka_unit_test(test_json_decimals),
+		cmocka_unit_test(test_json_decimal_round_trip),
 		cmocka_unit_test(test_json_errors),
 		cmocka_unit_test(test_json_keyless_struct),
 		cmocka_unit_test(test_json_encode),
