@@ -737,10 +737,13 @@ body_flush(struct pctx *c, struct frame *fr)
 {
 	struct mos_story_body	*b = fr->slot;
 	struct mos_body_part	*p;
-	const char		*s = (const char *)c->tb.data + fr->tstart;
+	const char		*s;
 	size_t			 len = c->tb.len - fr->tstart, i, la;
 	char			*t;
 
+	if (len == 0)
+		return;		/* nothing (tb may not even be allocated) */
+	s = (const char *)c->tb.data + fr->tstart;
 	for (i = 0; i < len && is_space(s[i]); i++)
 		;
 	if (i == len) {
