@@ -20,9 +20,8 @@
 
 #define API_TLS_SECLEVEL	2
 
-/* The reason of the last OpenSSL error (and clear the queue). */
-static const char *
-api_tls_err(char *buf, size_t len)
+const char *
+tls_err(char *buf, size_t len)
 {
 	unsigned long	e, last = 0;
 
@@ -63,7 +62,7 @@ api_tls_ctx(const struct gw_config *cfg, char **cause)
 	    SSL_OP_NO_COMPRESSION | SSL_OP_CIPHER_SERVER_PREFERENCE);
 	if (SSL_CTX_use_certificate_chain_file(ctx, cert) != 1) {
 		xasprintf(cause, "[api] tls_cert %s: not a usable PEM "
-		    "certificate (%s)", cert, api_tls_err(e, sizeof e));
+		    "certificate (%s)", cert, tls_err(e, sizeof e));
 		goto fail;
 	}
 	if (SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) == 1)
@@ -73,7 +72,7 @@ api_tls_ctx(const struct gw_config *cfg, char **cause)
 		mismatch = true;
 	else {
 		xasprintf(cause, "[api] tls_key %s: not a usable PEM private "
-		    "key (%s)", key, api_tls_err(e, sizeof e));
+		    "key (%s)", key, tls_err(e, sizeof e));
 		goto fail;
 	}
 	if (mismatch) {

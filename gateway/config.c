@@ -17,6 +17,7 @@
 #include <ini.h>
 #include <libgen.h>
 #include <limits.h>
+#include <openssl/ssl.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -245,6 +246,10 @@ static const struct cfg_key cfg_keys[] = {
 	    3600000, NULL },
 	{ SECT_WEBHOOK, "max_attempts", CT_INT, W(max_attempts), "10", 0, 1,
 	    1000, NULL },
+	{ SECT_WEBHOOK, "cacert", CT_STR, W(cacert), "", CF_PATH, 0, 4096,
+	    NULL },
+	{ SECT_WEBHOOK, "tls_verify", CT_BOOL, W(tls_verify), "true", 0, 0, 0,
+	    NULL },
 };
 
 /* Sections that come once per name: [ncs.NAME], [webhook.NAME]. */
@@ -883,31 +888,84 @@ cfg_webhook_line(const struct webhook_conf *w, const char *key)
 	return line != 0 ? line : w->line;
 }
 
+/* Make a relative file of a webhook relative to the file's directory. */
+static void
+cfg_webhook_path(struct cfg_parse *p, char **file)
+{
+	char	*path;
+
+	if (**file == '\0' || **file == '/' || p->dir == NULL)
+		return;
+	xasprintf(&path, "%s/%s", p->dir, *file);
+	free(*file);
+	*file = path;
+}
+
 /*
- * Cross-checks of one webhook: an http:// URL, known event types, one
- * secret (read from secret_file, relative to the file's directory).
+ * The URL of a webhook: http:// or https:// with a host. For https, the
+ * client context (its cacert loaded now); cacert and tls_verify only
+ * with https, and tls_verify = false without a cacert.
+ */
+static void
+cfg_check_webhook_url(struct cfg_parse *p, struct webhook_conf *w)
+{
+	struct evhttp_uri	*u;
+	const char		*scheme = NULL;
+	char			*err = NULL;
+	bool			 https = false;
+
+	if ((u = evhttp_uri_parse_with_flags(w->url, 0)) != NULL)
+		scheme = evhttp_uri_get_scheme(u);
+	if (scheme != NULL)
+		https = strcasecmp(scheme, "https") == 0;
+	if (u == NULL || scheme == NULL || evhttp_uri_get_host(u) == NULL ||
+	    *evhttp_uri_get_host(u) == '\0' || (!https &&
+	    strcasecmp(scheme, "http") != 0)) {
+		cfg_error(p, cfg_webhook_line(w, "url"), "[webhook.%s]: url "
+		    "'%s' is not an http:// or https://HOST[:PORT]/PATH URL",
+		    w->name, w->url);
+		if (u != NULL)
+			evhttp_uri_free(u);
+		return;
+	}
+	evhttp_uri_free(u);
+	if (!https) {
+		if (*w->cacert != '\0' || !w->tls_verify)
+			cfg_error(p, cfg_webhook_line(w, *w->cacert != '\0' ?
+			    "cacert" : "tls_verify"), "[webhook.%s]: %s is for "
+			    "https:// URLs only", w->name, *w->cacert != '\0' ?
+			    "cacert" : "tls_verify");
+		return;
+	}
+	if (*w->cacert != '\0' && !w->tls_verify) {
+		cfg_error(p, cfg_webhook_line(w, "tls_verify"), "[webhook.%s]: "
+		    "tls_verify = false ignores the cacert: set one of them",
+		    w->name);
+		return;
+	}
+	cfg_webhook_path(p, &w->cacert);
+	if ((w->tls = webhook_tls_ctx(w, &err)) == NULL) {
+		cfg_error(p, cfg_webhook_line(w, "cacert"), "[webhook.%s]: "
+		    "cacert: %s", w->name, err);
+		free(err);
+	}
+}
+
+/*
+ * Cross-checks of one webhook: an http:// or https:// URL, known event
+ * types, one secret (read from secret_file, relative to the file's
+ * directory).
  */
 static void
 cfg_check_webhook(struct cfg_parse *p, struct webhook_conf *w)
 {
-	struct evhttp_uri	*u;
-	const char		*scheme;
-	char			*err = NULL, *path;
+	char			*err = NULL;
 	unsigned		 mask;
 
 	if (w->lines[cfg_key_index(SECT_WEBHOOK, "url")] == 0)
 		cfg_error(p, w->line, "[webhook.%s]: url is required", w->name);
-	else if ((u = evhttp_uri_parse_with_flags(w->url, 0)) == NULL ||
-	    (scheme = evhttp_uri_get_scheme(u)) == NULL ||
-	    evhttp_uri_get_host(u) == NULL || *evhttp_uri_get_host(u) == '\0' ||
-	    strcasecmp(scheme, "http") != 0) {
-		cfg_error(p, cfg_webhook_line(w, "url"), "[webhook.%s]: url "
-		    "'%s' is not an http://HOST[:PORT]/PATH URL (https is not "
-		    "supported)", w->name, w->url);
-		if (u != NULL)
-			evhttp_uri_free(u);
-	} else
-		evhttp_uri_free(u);
+	else
+		cfg_check_webhook_url(p, w);
 	if (w->lines[cfg_key_index(SECT_WEBHOOK, "events")] == 0)
 		cfg_error(p, w->line, "[webhook.%s]: events is required",
 		    w->name);
@@ -923,11 +981,7 @@ cfg_check_webhook(struct cfg_parse *p, struct webhook_conf *w)
 	}
 	if (*w->secret_file == '\0')
 		return;
-	if (*w->secret_file != '/' && p->dir != NULL) {
-		xasprintf(&path, "%s/%s", p->dir, w->secret_file);
-		free(w->secret_file);
-		w->secret_file = path;
-	}
+	cfg_webhook_path(p, &w->secret_file);
 	free(w->secret);
 	if ((w->secret = webhook_secret_load(w->secret_file, &err)) == NULL) {
 		w->secret = xstrdup("");
@@ -1146,6 +1200,7 @@ config_free(struct gw_config *cfg)
 	free(cfg->ncs);
 	for (i = 0; i < cfg->nwebhooks; i++) {
 		cfg_free_strings(SECT_NONE, &cfg->webhooks[i], SECT_WEBHOOK);
+		SSL_CTX_free(cfg->webhooks[i].tls);
 		free(cfg->webhooks[i].name);
 		free(cfg->webhooks[i].lines);
 	}

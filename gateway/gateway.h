@@ -65,6 +65,7 @@ struct evkeyvalq;
 struct event_row;
 struct events;
 struct webhook_list;
+struct ssl_ctx_st;
 
 /* The three MOS ports. */
 enum gw_port {
@@ -290,10 +291,13 @@ struct ncs_conf {
 /* [webhook.NAME]: where events of some types are POSTed. */
 struct webhook_conf {
 	char		*name;
-	char		*url;		/* http://HOST[:PORT]/PATH */
+	char		*url;		/* http[s]://HOST[:PORT]/PATH */
 	char		*events;	/* types, comma-separated, or "*" */
 	char		*secret;	/* the HMAC key (from secret_file) */
 	char		*secret_file;
+	char		*cacert;	/* https: trusted CAs ("": system's) */
+	bool		 tls_verify;	/* https: check certificate and name */
+	struct ssl_ctx_st *tls;		/* https: client context, else NULL */
 	int64_t		 timeout_ms;
 	int		 max_attempts;
 	int		 line;
@@ -1627,13 +1631,14 @@ void	 api_asset_wake(struct gw *);
 void	 api_queue_stats(struct api_req *);
 
 /* api_tls.c: HTTPS for the API ([api] tls_cert, tls_key) */
-struct ssl_ctx_st;
 /* A server context from the configured pair. NULL and *cause. */
 struct ssl_ctx_st *api_tls_ctx(const struct gw_config *, char **cause);
 /* Days until the certificate's notAfter (negative: expired). */
 int	 api_tls_days_left(struct ssl_ctx_st *);
 /* mosgw -n: is the pair usable (0 when TLS is off)? 0, or -1 and *cause. */
 int	 api_tls_check(const struct gw_config *, char **cause);
+/* The reason of the last OpenSSL error in buf (the error queue cleared). */
+const char *tls_err(char *buf, size_t len);
 
 /* api_links.c: /v1/links, our links to every NCS (loop state, no DB) */
 void	 api_links(struct api_req *);
@@ -1719,6 +1724,11 @@ struct webhook;
 struct webhook_fan;
 /* The secret of a secret_file (one line). NULL and *err on failure. */
 char	*webhook_secret_load(const char *file, char **err);
+/*
+ * The client context of an https webhook: TLS 1.2 at least, trusting its
+ * cacert (else the system's store). NULL and *err if cacert is unusable.
+ */
+struct ssl_ctx_st *webhook_tls_ctx(const struct webhook_conf *, char **err);
 /* hex(HMAC-SHA256(secret, ts "." body)) into out (65 bytes). */
 void	 webhook_sign(const char *secret, const char *ts, const char *body,
 	    size_t len, char out[65]);

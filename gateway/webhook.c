@@ -8,8 +8,17 @@
  * next due job through the bookkeeping thread, POSTs it with evhttp's
  * client (one request at a time per webhook, kept-alive connection), and
  * settles it: 2xx is DONE, anything else (another status, a refused
- * connection, no answer within timeout) is a failure retried with the
- * queue's backoff until max_attempts, then FAILED.
+ * connection, a certificate refused, no answer within timeout) is a
+ * failure retried with the queue's backoff until max_attempts, then
+ * FAILED, with its reason in the job's history. A timer bounds the whole
+ * attempt (connection, TLS handshake, answer); after a failure the next
+ * attempt starts on a new connection.
+ *
+ * https:// URLs go over bufferevent_openssl under evhttp: TLS 1.2 at
+ * least, the receiver's certificate verified against the webhook's cacert
+ * (else the system's trust store) and the URL's host (a name, sent as
+ * SNI too, or an IP address); tls_verify = false turns the checks off,
+ * with a warning at every load.
  *
  * Every POST is signed: X-Mosgw-Timestamp is the time of the attempt in
  * seconds, X-Mosgw-Signature "sha256=" and the hex HMAC-SHA256, keyed
@@ -20,6 +29,7 @@
  */
 #include <sys/queue.h>
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -27,30 +37,43 @@
 #include <unistd.h>
 
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <jansson.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
 
 #include "gateway/gateway.h"
 
 #define WEBHOOK_CURSOR		"webhook_cursor"
 #define WEBHOOK_LEASE_EXTRA_MS	5000	/* lease = timeout + this */
 #define WEBHOOK_WAIT_MAX_MS	60000	/* longest sleep before a look */
+#define WEBHOOK_EVHTTP_GRACE_MS	1000	/* evhttp's own timeout: after ours */
+#define WEBHOOK_WHY_MAX		512	/* why an attempt failed */
 
 struct webhook {
 	struct gw		*gw;
 	char			*name;
 	char			*kind;		/* and lane: "webhook:NAME" */
 	struct webhook_conf	*conf;		/* owned copy of the strings */
-	char			*host;
+	char			*host;		/* to connect to (no brackets) */
+	char			*hostport;	/* the Host header */
 	char			*path;		/* with its query */
 	int			 port;
 	unsigned		 mask;
 	char			 worker[96];
 	struct evhttp_connection *conn;
+	SSL			*ssl;		/* https: of conn, owned by it */
+	bool			 stale;		/* conn closed or failed */
 	struct evhttp_request	*req;		/* a POST in flight */
+	int			 req_err;	/* evhttp's error, -1 none */
+	char			 tls_why[160];	/* first certificate error */
+	struct event		*deadline;	/* the attempt's timeout */
 	struct event		*timer;		/* the next job falls due */
 	bool			 busy;		/* a claim, POST or settle */
 	bool			 dead;		/* removed: free when idle */
@@ -83,7 +106,7 @@ struct wh_task {
 	size_t			 got;
 	int64_t			 next_due;	/* 0: nothing queued */
 	bool			 ok;
-	char			 error[160];
+	char			 error[WEBHOOK_WHY_MAX];
 };
 
 static void	webhook_claim(struct webhook *);
@@ -112,6 +135,43 @@ webhook_secret_load(const char *file, char **err)
 		return NULL;
 	}
 	return line;
+}
+
+SSL_CTX *
+webhook_tls_ctx(const struct webhook_conf *c, char **err)
+{
+	SSL_CTX	*ctx;
+	FILE	*f;
+	char	 e[256];
+
+	ERR_clear_error();
+	if ((ctx = SSL_CTX_new(TLS_client_method())) == NULL)
+		fatalx("SSL_CTX_new failed");
+	SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+	SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION |
+	    SSL_OP_NO_COMPRESSION);
+	if (*c->cacert == '\0') {
+		if (SSL_CTX_set_default_verify_paths(ctx) != 1) {
+			xasprintf(err, "the system's trust store: %s",
+			    tls_err(e, sizeof e));
+			goto fail;
+		}
+		return ctx;
+	}
+	if ((f = fopen(c->cacert, "r")) == NULL) {
+		xasprintf(err, "%s: %s", c->cacert, strerror(errno));
+		goto fail;
+	}
+	fclose(f);
+	if (SSL_CTX_load_verify_locations(ctx, c->cacert, NULL) != 1) {
+		xasprintf(err, "%s: no usable PEM certificate (%s)", c->cacert,
+		    tls_err(e, sizeof e));
+		goto fail;
+	}
+	return ctx;
+fail:
+	SSL_CTX_free(ctx);
+	return NULL;
 }
 
 /* hex(HMAC-SHA256(secret, ts "." body)). */
@@ -279,17 +339,38 @@ out:
 /* ------------------------------------------------------------------------ */
 /* Delivery (loop thread) */
 
+/*
+ * Drop the connection (and a POST in flight on it, without its callback).
+ * Never from one of evhttp's callbacks.
+ */
+static void
+webhook_disconnect(struct webhook *h)
+{
+	struct evhttp_connection	*conn = h->conn;
+
+	h->conn = NULL;
+	h->req = NULL;
+	if (conn != NULL)
+		evhttp_connection_free(conn);	/* and the SSL */
+	h->ssl = NULL;
+	h->stale = false;
+	if (h->deadline != NULL)
+		evtimer_del(h->deadline);
+}
+
 /* Free a webhook (idle: nothing of it on the thread or the wire). */
 static void
 webhook_free(struct webhook *h)
 {
-	if (h->conn != NULL)
-		evhttp_connection_free(h->conn);
+	webhook_disconnect(h);
 	if (h->timer != NULL)
 		event_free(h->timer);
+	if (h->deadline != NULL)
+		event_free(h->deadline);
 	free(h->name);
 	free(h->kind);
 	free(h->host);
+	free(h->hostport);
 	free(h->path);
 	free(h->body);
 	free(h);
@@ -335,33 +416,202 @@ webhook_settle_run(struct gwdb *g, void *arg)
 	return queue_fail(g->q, t->job.id, t->job.lease_gen, t->error, false);
 }
 
-/* The answer to a POST (req NULL or code 0: no answer). */
+/* The attempt is over: log it and settle its job on the thread. */
 static void
-webhook_resp_cb(struct evhttp_request *req, void *arg)
+webhook_attempt_done(struct webhook *h, int code, const char *why)
 {
-	struct webhook	*h = arg;
 	struct wh_task	*t;
-	int		 code = req != NULL ?
-	    evhttp_request_get_response_code(req) : 0;
 
 	h->req = NULL;
+	evtimer_del(h->deadline);
 	t = xcalloc(1, sizeof *t);
 	t->h = h;
 	t->job.id = h->job_id;
 	t->job.lease_gen = h->job_gen;
-	t->ok = code >= 200 && code <= 299;
-	if (code == 0)
-		snprintf(t->error, sizeof t->error, "no answer from %s "
-		    "(refused, closed or over %lld ms)", h->conf->url,
-		    (long long)h->conf->timeout_ms);
-	else if (!t->ok)
-		snprintf(t->error, sizeof t->error, "HTTP %d from %s", code,
-		    h->conf->url);
+	t->ok = why == NULL;
+	if (!t->ok) {
+		snprintf(t->error, sizeof t->error, "%s", why);
+		h->stale = true;	/* the next attempt: a new connection */
+	}
 	log_event(t->ok ? LL_INFO : LL_WARN, t->ok ? "webhook.done" :
 	    "webhook.retry", "webhook=%s job=%lld attempt=%d status=%d%s%s",
 	    h->name, (long long)h->job_id, h->attempt, code,
 	    t->ok ? "" : " error=", t->ok ? "" : log_q(t->error));
 	dbw_submit(h->gw->dbw, webhook_settle_run, webhook_settled, t);
+}
+
+/* Why a POST got no answer, from what evhttp and OpenSSL say. */
+static void
+webhook_why(struct webhook *h, char *why, size_t len)
+{
+	struct bufferevent	*bev;
+	unsigned long		 e = 0, x;
+	const char		*url = h->conf->url;
+
+	if (*h->tls_why != '\0') {
+		snprintf(why, len, "TLS: the certificate of %s is refused: %s",
+		    url, h->tls_why);
+		return;
+	}
+	if (h->ssl != NULL && h->conn != NULL &&
+	    (bev = evhttp_connection_get_bufferevent(h->conn)) != NULL) {
+		while ((x = bufferevent_get_openssl_error(bev)) != 0)
+			e = x;
+	}
+	if (e != 0) {
+		snprintf(why, len, "TLS with %s failed: %s", url,
+		    ERR_reason_error_string(e) != NULL ?
+		    ERR_reason_error_string(e) : "unknown error");
+		return;
+	}
+	switch (h->req_err) {
+	case EVREQ_HTTP_TIMEOUT:
+		snprintf(why, len, "no answer from %s within %lld ms", url,
+		    (long long)h->conf->timeout_ms);
+		break;
+	case EVREQ_HTTP_INVALID_HEADER:
+	case EVREQ_HTTP_DATA_TOO_LONG:
+		snprintf(why, len, "not an HTTP answer from %s", url);
+		break;
+	case EVREQ_HTTP_EOF:
+		snprintf(why, len, "%s closed the connection without an "
+		    "answer", url);
+		break;
+	default:
+		snprintf(why, len, "no answer from %s (refused, unreachable "
+		    "or closed)", url);
+		break;
+	}
+}
+
+/* The answer to a POST (req NULL or code 0: no answer). */
+static void
+webhook_resp_cb(struct evhttp_request *req, void *arg)
+{
+	struct webhook	*h = arg;
+	char		 why[WEBHOOK_WHY_MAX];
+	int		 code = req != NULL ?
+	    evhttp_request_get_response_code(req) : 0;
+
+	if (code >= 200 && code <= 299)
+		webhook_attempt_done(h, code, NULL);
+	else {
+		if (code == 0)
+			webhook_why(h, why, sizeof why);
+		else
+			snprintf(why, sizeof why, "HTTP %d from %s", code,
+			    h->conf->url);
+		webhook_attempt_done(h, code, why);
+	}
+}
+
+static void
+webhook_req_error_cb(enum evhttp_request_error err, void *arg)
+{
+	((struct webhook *)arg)->req_err = (int)err;
+}
+
+/* The attempt's time is up: drop the connection, a failed attempt. */
+static void
+webhook_deadline_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct webhook	*h = arg;
+	char		 why[WEBHOOK_WHY_MAX];
+	const char	*stage;
+
+	(void)fd;
+	(void)ev;
+	if (h->req == NULL)
+		return;
+	if (h->ssl != NULL && SSL_in_before(h->ssl))
+		stage = "no connection to";
+	else if (h->ssl != NULL && !SSL_is_init_finished(h->ssl))
+		stage = "no TLS handshake with";
+	else
+		stage = "no answer from";
+	snprintf(why, sizeof why, "%s %s within %lld ms", stage,
+	    h->conf->url, (long long)h->conf->timeout_ms);
+	webhook_disconnect(h);
+	webhook_attempt_done(h, 0, why);
+}
+
+/* The connection went away: take a new one for the next POST. */
+static void
+webhook_closed_cb(struct evhttp_connection *conn, void *arg)
+{
+	(void)conn;
+	((struct webhook *)arg)->stale = true;
+}
+
+/* Is host an IP address (no SNI then)? */
+static bool
+webhook_is_ip(const char *host)
+{
+	unsigned char	a[16];
+
+	return inet_pton(AF_INET, host, a) == 1 ||
+	    inet_pton(AF_INET6, host, a) == 1;
+}
+
+/* Verification: keep the first refusal's reason for the job's history. */
+static int
+webhook_verify_cb(int ok, X509_STORE_CTX *xs)
+{
+	SSL		*ssl = X509_STORE_CTX_get_ex_data(xs,
+	    SSL_get_ex_data_X509_STORE_CTX_idx());
+	struct webhook	*h = ssl != NULL ? SSL_get_app_data(ssl) : NULL;
+	int		 e;
+
+	if (!ok && h != NULL && *h->tls_why == '\0') {
+		e = X509_STORE_CTX_get_error(xs);
+		snprintf(h->tls_why, sizeof h->tls_why, "%s (certificate "
+		    "depth %d)", X509_verify_cert_error_string(e),
+		    X509_STORE_CTX_get_error_depth(xs));
+	}
+	return ok;
+}
+
+/* A connection for the next POST: plain, or TLS under evhttp. */
+static void
+webhook_connect(struct webhook *h)
+{
+	struct bufferevent	*bev = NULL;
+	struct timeval		 tv;
+	int64_t			 ms = h->conf->timeout_ms +
+	    WEBHOOK_EVHTTP_GRACE_MS;
+
+	if (h->conn != NULL && !h->stale)
+		return;
+	webhook_disconnect(h);
+	if (h->conf->tls != NULL) {
+		if ((h->ssl = SSL_new(h->conf->tls)) == NULL)
+			fatalx("SSL_new failed");
+		SSL_set_app_data(h->ssl, h);
+		if (!webhook_is_ip(h->host) &&
+		    SSL_set_tlsext_host_name(h->ssl, h->host) != 1)
+			fatalx("SSL_set_tlsext_host_name failed");
+		if (h->conf->tls_verify) {
+			if (SSL_set1_host(h->ssl, h->host) != 1)
+				fatalx("SSL_set1_host failed");
+			SSL_set_verify(h->ssl, SSL_VERIFY_PEER,
+			    webhook_verify_cb);
+		} else
+			SSL_set_verify(h->ssl, SSL_VERIFY_NONE, NULL);
+		if ((bev = bufferevent_openssl_socket_new(h->gw->base, -1,
+		    h->ssl, BUFFEREVENT_SSL_CONNECTING, BEV_OPT_CLOSE_ON_FREE |
+		    BEV_OPT_DEFER_CALLBACKS)) == NULL)
+			fatalx("bufferevent_openssl_socket_new failed");
+		bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
+	}
+	if ((h->conn = evhttp_connection_base_bufferevent_new(h->gw->base,
+	    h->gw->dns, bev, h->host, (unsigned short)h->port)) == NULL)
+		fatalx("evhttp_connection_base_bufferevent_new failed");
+	/* evhttp's own timeouts are a backstop: the deadline ends first */
+	tv.tv_sec = (time_t)(ms / 1000);
+	tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+	evhttp_connection_set_timeout_tv(h->conn, &tv);
+	evhttp_connection_set_retries(h->conn, 0);
+	evhttp_connection_set_closecb(h->conn, webhook_closed_cb, h);
 }
 
 /* POST the claimed job. */
@@ -371,18 +621,12 @@ webhook_post(struct webhook *h)
 	struct evhttp_request	*req;
 	struct evkeyvalq	*hd;
 	struct timeval		 tv;
-	char			 ts[32], sig[65], id[32], hostport[300];
+	char			 ts[32], sig[65], id[32], hv[80];
 	json_t			*o;
 
-	if (h->conn == NULL) {
-		if ((h->conn = evhttp_connection_base_new(h->gw->base,
-		    h->gw->dns, h->host, (unsigned short)h->port)) == NULL)
-			fatalx("evhttp_connection_base_new failed");
-		tv.tv_sec = (time_t)(h->conf->timeout_ms / 1000);
-		tv.tv_usec = (suseconds_t)(h->conf->timeout_ms % 1000) * 1000;
-		evhttp_connection_set_timeout_tv(h->conn, &tv);
-		evhttp_connection_set_retries(h->conn, 0);
-	}
+	webhook_connect(h);
+	*h->tls_why = '\0';
+	h->req_err = -1;
 	snprintf(ts, sizeof ts, "%lld", (long long)(util_now_ms() / 1000));
 	webhook_sign(h->conf->secret, ts, h->body, h->len, sig);
 	/* the event id: the body's "id" */
@@ -394,20 +638,20 @@ webhook_post(struct webhook *h)
 	}
 	if ((req = evhttp_request_new(webhook_resp_cb, h)) == NULL)
 		fatalx("evhttp_request_new failed");
+	evhttp_request_set_error_cb(req, webhook_req_error_cb);
 	hd = evhttp_request_get_output_headers(req);
-	if (h->port == 80)
-		snprintf(hostport, sizeof hostport, "%s", h->host);
-	else
-		snprintf(hostport, sizeof hostport, "%s:%d", h->host, h->port);
-	evhttp_add_header(hd, "Host", hostport);
+	evhttp_add_header(hd, "Host", h->hostport);
 	evhttp_add_header(hd, "Content-Type", "application/json");
 	evhttp_add_header(hd, "User-Agent", "mosgw/" MOSGW_VERSION);
 	evhttp_add_header(hd, WEBHOOK_ID_HEADER, id);
 	evhttp_add_header(hd, WEBHOOK_TS_HEADER, ts);
-	snprintf(hostport, sizeof hostport, "sha256=%s", sig);
-	evhttp_add_header(hd, WEBHOOK_SIG_HEADER, hostport);
+	snprintf(hv, sizeof hv, "sha256=%s", sig);
+	evhttp_add_header(hd, WEBHOOK_SIG_HEADER, hv);
 	evbuffer_add(evhttp_request_get_output_buffer(req), h->body, h->len);
 	h->req = req;
+	tv.tv_sec = (time_t)(h->conf->timeout_ms / 1000);
+	tv.tv_usec = (suseconds_t)(h->conf->timeout_ms % 1000) * 1000;
+	evtimer_add(h->deadline, &tv);
 	if (evhttp_make_request(h->conn, req, EVHTTP_REQ_POST, h->path) != 0) {
 		/* the request is freed by evhttp: settle as a failure */
 		h->req = NULL;
@@ -534,6 +778,7 @@ webhook_new(struct gw *gw, struct webhook_conf *c)
 	struct evhttp_uri	*u;
 	const char		*p, *q;
 	char			*err = NULL;
+	int			 defport;
 
 	h = xcalloc(1, sizeof *h);
 	h->gw = gw;
@@ -546,15 +791,29 @@ webhook_new(struct gw *gw, struct webhook_conf *c)
 		fatalx("webhook %s: %s", c->name, err);
 	if ((u = evhttp_uri_parse_with_flags(c->url, 0)) == NULL)
 		fatalx("webhook %s: bad url", c->name);
-	h->host = xstrdup(evhttp_uri_get_host(u));
-	h->port = evhttp_uri_get_port(u) > 0 ? evhttp_uri_get_port(u) : 80;
+	p = evhttp_uri_get_host(u);
+	defport = c->tls != NULL ? 443 : 80;
+	h->port = evhttp_uri_get_port(u) > 0 ? evhttp_uri_get_port(u) :
+	    defport;
+	if (h->port == defport)
+		h->hostport = xstrdup(p);
+	else
+		xasprintf(&h->hostport, "%s:%d", p, h->port);
+	/* an IPv6 address comes in brackets */
+	if (*p == '[' && p[strlen(p) - 1] == ']')
+		h->host = xstrndup(p + 1, strlen(p) - 2);
+	else
+		h->host = xstrdup(p);
 	p = evhttp_uri_get_path(u);
 	q = evhttp_uri_get_query(u);
 	xasprintf(&h->path, "%s%s%s", p != NULL && *p != '\0' ? p : "/",
 	    q != NULL ? "?" : "", q != NULL ? q : "");
 	evhttp_uri_free(u);
-	if ((h->timer = evtimer_new(gw->base, webhook_timer_cb, h)) == NULL)
+	if ((h->timer = evtimer_new(gw->base, webhook_timer_cb, h)) == NULL ||
+	    (h->deadline = evtimer_new(gw->base, webhook_deadline_cb, h)) ==
+	    NULL)
 		fatalx("evtimer_new failed");
+	h->req_err = -1;
 	return h;
 }
 
@@ -565,7 +824,8 @@ webhook_conf_equal(const struct webhook_conf *a, const struct webhook_conf *b)
 	return strcmp(a->url, b->url) == 0 && strcmp(a->events,
 	    b->events) == 0 && strcmp(a->secret, b->secret) == 0 &&
 	    a->timeout_ms == b->timeout_ms && a->max_attempts ==
-	    b->max_attempts;
+	    b->max_attempts && strcmp(a->cacert, b->cacert) == 0 &&
+	    a->tls_verify == b->tls_verify;
 }
 
 /* Retire a webhook: at once if idle, else when its work comes back. */
@@ -576,9 +836,7 @@ webhook_retire(struct webhook *h)
 	evtimer_del(h->timer);
 	if (h->req != NULL) {
 		/* freeing the connection cancels the POST, without callback */
-		evhttp_connection_free(h->conn);
-		h->conn = NULL;
-		h->req = NULL;
+		webhook_disconnect(h);
 		h->busy = false;
 	}
 	if (!h->busy)
@@ -661,6 +919,11 @@ webhooks_configure(struct gw *gw)
 			    "events=%s", h->name, log_q(h->conf->url),
 			    log_q(h->conf->events));
 		}
+		if (h->conf->tls != NULL && !h->conf->tls_verify)
+			log_event(LL_WARN, "webhook.config", "webhook=%s url=%s "
+			    "tls_verify=false note=%s", h->name,
+			    log_q(h->conf->url), log_q("the receiver's "
+			    "certificate and host name are not checked"));
 		TAILQ_INSERT_TAIL(nl, h, entry);
 		w->kinds = xreallocarray(w->kinds, w->n + 1, sizeof *w->kinds);
 		w->pol = xreallocarray(w->pol, w->n + 1, sizeof *w->pol);

@@ -15,6 +15,7 @@
 
 #include "gateway/gateway.h"
 #include "gateway/tests/gwunit.h"
+#include "gateway/tests/tlscert.h"
 
 #define MINIMAL \
 	"[gateway]\n" \
@@ -462,6 +463,106 @@ test_ncs_equal_dup(void **state)
 	config_free(b);
 }
 
+/* Load text written to dir/mosgw.ini: the configuration, or NULL and *errs. */
+static struct gw_config *
+load_file(const struct gwunit *u, const char *text, char **errs)
+{
+	char	path[400];
+	FILE	*f;
+
+	snprintf(path, sizeof path, "%s/mosgw.ini", u->dir);
+	assert_non_null(f = fopen(path, "w"));
+	fputs(text, f);
+	fclose(f);
+	*errs = NULL;
+	return config_load(path, errs);
+}
+
+/* As load_file, for text that must fail with want in its errors. */
+static void
+file_fails(const struct gwunit *u, const char *text, const char *want)
+{
+	char	*errs;
+
+	assert_null(load_file(u, text, &errs));
+	assert_non_null(errs);
+	if (strstr(errs, want) == NULL)
+		fail_msg("expected \"%s\" in: %s", want, errs);
+	free(errs);
+}
+
+#define HOOK(url, extra) \
+	MINIMAL "[webhook.h]\nurl = " url "\nevents = *\nsecret = s\n" extra
+
+/*
+ * Webhooks: http and https URLs, cacert relative to the file and loaded
+ * at load time; a bad scheme, an unusable cacert, and TLS keys on a
+ * plain URL are errors naming their line.
+ */
+static void
+test_webhooks(void **state)
+{
+	struct gwunit		*u = gwunit_new();
+	struct gw_config	*cfg;
+	char			 path[400], key[400], *errs;
+	FILE			*f;
+
+	(void)state;
+	assert_non_null(u);
+	cfg = load_file(u, HOOK("https://hooks.example:8443/in", ""), &errs);
+	assert_non_null(cfg);
+	assert_non_null(cfg->webhooks[0].tls);
+	assert_true(cfg->webhooks[0].tls_verify);
+	assert_string_equal(cfg->webhooks[0].cacert, "");
+	config_free(cfg);
+	cfg = load_file(u, HOOK("http://hooks.example/in", ""), &errs);
+	assert_non_null(cfg);
+	assert_null(cfg->webhooks[0].tls);
+	config_free(cfg);
+
+	/* cacert: relative to the file's directory */
+	snprintf(path, sizeof path, "%s/ca-key.pem", u->dir);
+	snprintf(key, sizeof key, "%s", path);
+	snprintf(path, sizeof path, "%s/ca.pem", u->dir);
+	assert_int_equal(tlscert_pair(path, key), 0);
+	cfg = load_file(u, HOOK("https://127.0.0.1/", "cacert = ca.pem\n"),
+	    &errs);
+	assert_non_null(cfg);
+	assert_string_equal(cfg->webhooks[0].cacert, path);
+	assert_non_null(cfg->webhooks[0].tls);
+	config_free(cfg);
+	cfg = load_file(u, HOOK("https://127.0.0.1/", "tls_verify = false\n"),
+	    &errs);
+	assert_non_null(cfg);
+	assert_false(cfg->webhooks[0].tls_verify);
+	config_free(cfg);
+
+	file_fails(u, HOOK("ftp://127.0.0.1/", ""), "mosgw.ini:7: "
+	    "[webhook.h]: url 'ftp://127.0.0.1/' is not an http:// or "
+	    "https://HOST[:PORT]/PATH URL");
+	file_fails(u, HOOK("https:///x", ""), "mosgw.ini:7: [webhook.h]: url");
+	file_fails(u, HOOK("https://127.0.0.1/", "cacert = none.pem\n"),
+	    "mosgw.ini:10: [webhook.h]: cacert: ");
+	file_fails(u, HOOK("https://127.0.0.1/", "cacert = none.pem\n"),
+	    "none.pem: No such file or directory");
+	snprintf(path, sizeof path, "%s/junk.pem", u->dir);
+	assert_non_null(f = fopen(path, "w"));
+	fputs("not a certificate\n", f);
+	fclose(f);
+	file_fails(u, HOOK("https://127.0.0.1/", "cacert = junk.pem\n"),
+	    "junk.pem: no usable PEM certificate");
+	file_fails(u, HOOK("http://127.0.0.1/", "cacert = ca.pem\n"),
+	    "mosgw.ini:10: [webhook.h]: cacert is for https:// URLs only");
+	file_fails(u, HOOK("http://127.0.0.1/", "tls_verify = false\n"),
+	    "mosgw.ini:10: [webhook.h]: tls_verify is for https:// URLs only");
+	file_fails(u, HOOK("https://127.0.0.1/", "cacert = ca.pem\n"
+	    "tls_verify = false\n"), "mosgw.ini:11: [webhook.h]: tls_verify "
+	    "= false ignores the cacert");
+	file_fails(u, HOOK("https://127.0.0.1/", "tls_verify = maybe\n"),
+	    "mosgw.ini:10:");
+	gwunit_free(u);
+}
+
 int
 main(void)
 {
@@ -477,6 +578,7 @@ main(void)
 		cmocka_unit_test(test_ncs_equal_dup),
 		cmocka_unit_test(test_allow),
 		cmocka_unit_test(test_print_defaults),
+		cmocka_unit_test(test_webhooks),
 	};
 
 	return cmocka_run_group_tests_name("gateway_config", tests, NULL, NULL);

@@ -280,7 +280,10 @@ test_config(void **state)
 		const char	*section;
 		const char	*want;
 	} bad[] = {
-		{ "url = https://h/x\nevents = *\nsecret = s\n", "https" },
+		{ "url = https://h/x\nevents = *\nsecret = s\n"
+		    "cacert = /nonexistent/ca.pem\n", "/nonexistent/ca.pem" },
+		{ "url = http://h/x\nevents = *\nsecret = s\n"
+		    "tls_verify = false\n", "https:// URLs only" },
 		{ "url = ftp://h/x\nevents = *\nsecret = s\n", "http://" },
 		{ "events = *\nsecret = s\n", "url is required" },
 		{ "url = http://h/x\nsecret = s\n", "events is required" },

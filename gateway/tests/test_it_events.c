@@ -5,7 +5,7 @@
  * asset.failed after a NACK; a reconnect with Last-Event-ID gets exactly
  * the events it missed; link.state when the NCS goes away; tokens,
  * parameters and the client limit. Webhooks: a receiver in this process
- * (evhttp on a thread of its own, loopback) that fails the first POSTs
+ * (hookrx.c: evhttp on a thread of its own, loopback) that fails the first POSTs
  * and then accepts; every POST's signature is checked with OpenSSL.
  */
 #include <sys/socket.h>
@@ -13,7 +13,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -32,9 +31,8 @@
 #include <event2/event.h>
 #include <event2/http.h>
 #include <jansson.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
 
+#include "gateway/tests/hookrx.h"
 #include "gateway/tests/httpc.h"
 #include "gateway/tests/itutil.h"
 
@@ -42,7 +40,6 @@
 #define TOK_WRITE	"write-token-0123456789"
 #define SECRET		"hook-secret-42"
 #define WAIT_MS		15000
-#define HOOK_MAX	32
 
 static const char tokens[] =
     "reader read " TOK_READ "\n"
@@ -284,163 +281,8 @@ sse_wait(struct gwrig *r, struct sse *s, const char *type, const char *key,
 	return NULL;
 }
 
-/* ------------------------------------------------------------------------ */
-/* A webhook receiver */
-
-struct hook_req {
-	int	 status;	/* what we answered */
-	char	 sig[128];
-	char	 ts[32];
-	char	 id[32];
-	char	 ctype[64];
-	char	*body;
-};
-
-struct hook_rx {
-	struct event_base	*base;
-	struct evhttp		*http;
-	struct event		*tick;
-	pthread_t		 th;
-	pthread_mutex_t		 mu;
-	volatile int		 stop;
-	int			 fail_first;
-	uint16_t		 port;
-	struct hook_req		 req[HOOK_MAX];
-	int			 n;
-};
-
 static struct hook_rx	hook;
 static char		hook_sections[512];
-
-static void
-hook_copy(char *dst, size_t len, struct evkeyvalq *h, const char *name)
-{
-	const char	*v = evhttp_find_header(h, name);
-
-	snprintf(dst, len, "%s", v != NULL ? v : "");
-}
-
-/* One POST: record it, answer 500 for the first fail_first, then 200. */
-static void
-hook_cb(struct evhttp_request *req, void *arg)
-{
-	struct hook_rx		*rx = arg;
-	struct evkeyvalq	*h = evhttp_request_get_input_headers(req);
-	struct evbuffer		*in = evhttp_request_get_input_buffer(req);
-	struct hook_req		*q;
-	size_t			 len = evbuffer_get_length(in);
-	int			 status;
-
-	pthread_mutex_lock(&rx->mu);
-	status = rx->n < rx->fail_first ? 500 : 200;
-	if (rx->n < HOOK_MAX) {
-		q = &rx->req[rx->n];
-		q->status = status;
-		hook_copy(q->sig, sizeof q->sig, h, "X-Mosgw-Signature");
-		hook_copy(q->ts, sizeof q->ts, h, "X-Mosgw-Timestamp");
-		hook_copy(q->id, sizeof q->id, h, "X-Mosgw-Event-Id");
-		hook_copy(q->ctype, sizeof q->ctype, h, "Content-Type");
-		if ((q->body = malloc(len + 1)) == NULL)
-			abort();
-		evbuffer_copyout(in, q->body, len);
-		q->body[len] = '\0';
-	}
-	rx->n++;
-	pthread_mutex_unlock(&rx->mu);
-	evhttp_send_reply(req, status, status == 200 ? "OK" : "Error", NULL);
-}
-
-/* Every 50 ms: stop when told to. */
-static void
-hook_tick(evutil_socket_t fd, short ev, void *arg)
-{
-	struct hook_rx	*rx = arg;
-
-	(void)fd;
-	(void)ev;
-	if (rx->stop)
-		event_base_loopbreak(rx->base);
-}
-
-static void *
-hook_main(void *arg)
-{
-	struct hook_rx	*rx = arg;
-
-	event_base_dispatch(rx->base);
-	return NULL;
-}
-
-static void
-hook_start(struct hook_rx *rx, int fail_first)
-{
-	struct evhttp_bound_socket	*b;
-	struct sockaddr_in		 sin;
-	socklen_t			 len = sizeof sin;
-	struct timeval			 tv = { 0, 50000 };
-
-	memset(rx, 0, sizeof *rx);
-	rx->fail_first = fail_first;
-	pthread_mutex_init(&rx->mu, NULL);
-	if ((rx->base = event_base_new()) == NULL ||
-	    (rx->http = evhttp_new(rx->base)) == NULL)
-		abort();
-	evhttp_set_gencb(rx->http, hook_cb, rx);
-	if ((b = evhttp_bind_socket_with_handle(rx->http, "127.0.0.1", 0)) ==
-	    NULL)
-		abort();
-	getsockname(evhttp_bound_socket_get_fd(b), (struct sockaddr *)&sin,
-	    &len);
-	rx->port = ntohs(sin.sin_port);
-	rx->tick = event_new(rx->base, -1, EV_PERSIST, hook_tick, rx);
-	event_add(rx->tick, &tv);
-	if (pthread_create(&rx->th, NULL, hook_main, rx) != 0)
-		abort();
-}
-
-static void
-hook_stop(struct hook_rx *rx)
-{
-	int	i;
-
-	rx->stop = 1;
-	pthread_join(rx->th, NULL);
-	event_free(rx->tick);
-	evhttp_free(rx->http);
-	event_base_free(rx->base);
-	for (i = 0; i < rx->n && i < HOOK_MAX; i++)
-		free(rx->req[i].body);
-	pthread_mutex_destroy(&rx->mu);
-}
-
-static int
-hook_count(struct hook_rx *rx)
-{
-	int	n;
-
-	pthread_mutex_lock(&rx->mu);
-	n = rx->n;
-	pthread_mutex_unlock(&rx->mu);
-	return n;
-}
-
-/* The signature a receiver computes: hex HMAC-SHA256 of ts "." body. */
-static void
-hook_expect(const char *ts, const char *body, char *out, size_t len)
-{
-	unsigned char	 mac[EVP_MAX_MD_SIZE];
-	unsigned int	 n = 0, i;
-	char		*msg;
-
-	if (asprintf(&msg, "%s.%s", ts, body) < 0)
-		abort();
-	HMAC(EVP_sha256(), SECRET, (int)strlen(SECRET),
-	    (unsigned char *)msg, strlen(msg), mac, &n);
-	free(msg);
-	snprintf(out, len, "sha256=");
-	for (i = 0; i < n; i++)
-		snprintf(out + 7 + i * 2, len - 7 - i * 2, "%02x", mac[i]);
-}
 
 /* ------------------------------------------------------------------------ */
 /* Set-ups */
@@ -490,12 +332,12 @@ setup_slow(void **state)
 static int
 setup_hook(void **state)
 {
-	hook_start(&hook, 2);
+	hookrx_start(&hook, NULL, 2, NULL, NULL);
 	snprintf(hook_sections, sizeof hook_sections, "[webhook.rx]\n"
 	    "url = http://127.0.0.1:%u/hook?x=1\nevents = asset.delivered\n"
 	    "secret = " SECRET "\ntimeout = 2\n", hook.port);
 	if (setup_common(state, hook_sections, NULL) != 0) {
-		hook_stop(&hook);
+		hookrx_stop(&hook);
 		return -1;
 	}
 	return 0;
@@ -506,7 +348,7 @@ teardown_hook(void **state)
 {
 	int	rc = itutil_teardown(state);
 
-	hook_stop(&hook);
+	hookrx_stop(&hook);
 	return rc;
 }
 
@@ -951,18 +793,18 @@ test_webhook(void **state)
 	put_asset(state, "WH-1", "hooked");
 	GWRIG_CHECK(r, gwproc_wait_jobs(r->gw, "webhook:rx", QUEUE_DONE, 1,
 	    WAIT_MS) == 1);
-	GWRIG_CHECK(r, hook_count(&hook) == 3);
+	GWRIG_CHECK(r, hookrx_count(&hook) == 3);
 	/* nothing more comes (the receiver's answers are events too) */
 	t0 = ncspeer_now_ms();
 	while (ncspeer_now_ms() - t0 < 1500)
 		usleep(100000);
-	GWRIG_CHECK(r, hook_count(&hook) == 3);
+	GWRIG_CHECK(r, hookrx_count(&hook) == 3);
 	GWRIG_CHECK(r, gwproc_job_count(r->gw, "webhook:rx", -1) == 1);
 	for (i = 0; i < 3; i++) {
 		q = &hook.req[i];
 		assert_int_equal(q->status, i < 2 ? 500 : 200);
 		assert_string_equal(q->ctype, "application/json");
-		hook_expect(q->ts, q->body, want, sizeof want);
+		hookrx_expect(SECRET, q->ts, q->body, want, sizeof want);
 		if (strcmp(q->sig, want) != 0)
 			fail_msg("POST %d: signature %s, expected %s", i,
 			    q->sig, want);
@@ -977,7 +819,7 @@ test_webhook(void **state)
 		json_decref(o);
 	}
 	/* a tampered body does not verify */
-	hook_expect(hook.req[2].ts, "{\"id\":0}", want, sizeof want);
+	hookrx_expect(SECRET, hook.req[2].ts, "{\"id\":0}", want, sizeof want);
 	assert_string_not_equal(hook.req[2].sig, want);
 	GWRIG_CHECK(r, gwproc_log_count(r->gw, 0, "event=webhook.retry",
 	    "status=500", NULL) == 2);
@@ -986,9 +828,9 @@ test_webhook(void **state)
 static int
 setup_reload(void **state)
 {
-	hook_start(&hook, 0);
+	hookrx_start(&hook, NULL, 0, NULL, NULL);
 	if (setup_common(state, NULL, NULL) != 0) {
-		hook_stop(&hook);
+		hookrx_stop(&hook);
 		return -1;
 	}
 	return 0;
@@ -1021,7 +863,7 @@ test_webhook_reload(void **state)
 	put_asset(state, "HUP-1", "after");
 	GWRIG_CHECK(r, gwproc_wait_jobs(r->gw, "webhook:rx", QUEUE_DONE, 1,
 	    WAIT_MS) == 1);
-	GWRIG_CHECK(r, hook_count(&hook) == 1);
+	GWRIG_CHECK(r, hookrx_count(&hook) == 1);
 	o = json_loads(hook.req[0].body, 0, NULL);
 	assert_non_null(o);
 	assert_string_equal(ev_str(json_object_get(o, "data"), "objID"),
@@ -1029,7 +871,7 @@ test_webhook_reload(void **state)
 	json_decref(o);
 
 	/* a bad section: refused, the webhook goes on */
-	r->gw->opts.sections_extra = "[webhook.rx]\nurl = https://x/\n"
+	r->gw->opts.sections_extra = "[webhook.rx]\nurl = ftp://x/\n"
 	    "events = *\nsecret = s\n";
 	GWRIG_CHECK(r, gwproc_write_config(r->gw) == 0);
 	mark = (long)gwproc_log_size(r->gw);
@@ -1053,7 +895,7 @@ test_webhook_reload(void **state)
 	while (ncspeer_now_ms() - t0 < 1000)
 		usleep(100000);
 	GWRIG_CHECK(r, gwproc_job_count(r->gw, "webhook:rx", -1) == 2);
-	GWRIG_CHECK(r, hook_count(&hook) == 2);
+	GWRIG_CHECK(r, hookrx_count(&hook) == 2);
 }
 
 int

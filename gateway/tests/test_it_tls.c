@@ -1,7 +1,7 @@
 /*
  * Integration: the HTTP API over TLS ([api] tls_cert, tls_key) of the real
  * mosgw, with a throwaway self-signed certificate made at run time by the
- * OpenSSL API (no key is ever kept in the repository). HTTPS accepted
+ * OpenSSL API (tlscert.c). HTTPS accepted
  * (with the limits still answering), plain HTTP, TLS 1.1 and
  * renegotiation refused, a
  * stalled handshake closed at its deadline while the MOS links go on,
@@ -24,12 +24,11 @@
 #include <unistd.h>
 
 #include <openssl/err.h>
-#include <openssl/evp.h>
 #include <openssl/ssl.h>
-#include <openssl/x509v3.h>
 
 #include "gateway/tests/httpc.h"
 #include "gateway/tests/itutil.h"
+#include "gateway/tests/tlscert.h"
 
 #define TOK_READ	"read-token-0123456789"
 #define WAIT_MS		15000
@@ -44,55 +43,6 @@ struct tls_rig {
 	char		 key[PATH_MAX + 16];
 	char		 extra[2 * PATH_MAX + 256];
 };
-
-/*
- * A self-signed EC P-256 certificate for 127.0.0.1 (CN and SAN), valid
- * from now for a day: cert and key as PEM, the key 0600. 0, or -1.
- */
-static int
-make_pair(const char *cert, const char *key)
-{
-	EVP_PKEY	*pk;
-	X509		*x;
-	X509_NAME	*nm;
-	X509_EXTENSION	*ext;
-	X509V3_CTX	 v3;
-	FILE		*f;
-	int		 rc = -1;
-
-	if ((pk = EVP_EC_gen("P-256")) == NULL || (x = X509_new()) == NULL)
-		return -1;
-	X509_set_version(x, 2);
-	ASN1_INTEGER_set(X509_get_serialNumber(x), (long)getpid());
-	X509_gmtime_adj(X509_getm_notBefore(x), -60);
-	X509_gmtime_adj(X509_getm_notAfter(x), 86400);
-	X509_set_pubkey(x, pk);
-	nm = X509_get_subject_name(x);
-	X509_NAME_add_entry_by_txt(nm, "CN", MBSTRING_ASC,
-	    (const unsigned char *)"127.0.0.1", -1, -1, 0);
-	X509_set_issuer_name(x, nm);
-	X509V3_set_ctx(&v3, x, x, NULL, NULL, 0);
-	if ((ext = X509V3_EXT_conf_nid(NULL, &v3, NID_subject_alt_name,
-	    "IP:127.0.0.1")) == NULL)
-		goto out;
-	X509_add_ext(x, ext, -1);
-	X509_EXTENSION_free(ext);
-	if (X509_sign(x, pk, EVP_sha256()) == 0)
-		goto out;
-	if ((f = fopen(cert, "w")) == NULL)
-		goto out;
-	PEM_write_X509(f, x);
-	fclose(f);
-	unlink(key);
-	if ((f = fopen(key, "w")) == NULL || fchmod(fileno(f), 0600) != 0)
-		goto out;
-	PEM_write_PrivateKey(f, pk, NULL, NULL, 0, NULL, NULL);
-	rc = fclose(f) == 0 ? 0 : -1;
-out:
-	X509_free(x);
-	EVP_PKEY_free(pk);
-	return rc;
-}
 
 static int
 setup(void **state)
@@ -110,7 +60,7 @@ setup(void **state)
 	}
 	snprintf(t->cert, sizeof t->cert, "%s/cert.pem", t->dir);
 	snprintf(t->key, sizeof t->key, "%s/key.pem", t->dir);
-	if (make_pair(t->cert, t->key) != 0) {
+	if (tlscert_pair(t->cert, t->key) != 0) {
 		free(t);
 		return -1;
 	}
@@ -457,7 +407,7 @@ test_config_reload(void **state)
 	snprintf(okey, sizeof okey, "%s/o_key.pem", t->dir);
 	snprintf(old, sizeof old, "%s/old.pem", t->dir);
 	/* another pair: its key does not match our certificate */
-	assert_int_equal(make_pair(ocert, okey), 0);
+	assert_int_equal(tlscert_pair(ocert, okey), 0);
 	snprintf(lines[0], sizeof lines[0], "tls_cert = %s\ntls_key = %s\n",
 	    t->cert, okey);
 	expect_bad(t, lines[0], "does not belong to the certificate");
@@ -491,7 +441,7 @@ test_config_reload(void **state)
 	fputs(pem, f);
 	fclose(f);
 	free(pem);
-	assert_int_equal(make_pair(t->cert, t->key), 0);
+	assert_int_equal(tlscert_pair(t->cert, t->key), 0);
 	off = (long)gwproc_log_size(r->gw);
 	r->gw->opts.api_extra = t->extra;
 	assert_int_equal(gwproc_write_config(r->gw), 0);
