@@ -571,8 +571,8 @@ webhook_verify_cb(int ok, X509_STORE_CTX *xs)
 	return ok;
 }
 
-/* A connection for the next POST: plain, or TLS under evhttp. */
-static void
+/* A connection for the next POST: plain, or TLS under evhttp. 0, or -1. */
+static int
 webhook_connect(struct webhook *h)
 {
 	struct bufferevent	*bev = NULL;
@@ -581,21 +581,25 @@ webhook_connect(struct webhook *h)
 	    WEBHOOK_EVHTTP_GRACE_MS;
 
 	if (h->conn != NULL && !h->stale)
-		return;
+		return 0;
 	webhook_disconnect(h);
 	if (h->conf->tls != NULL) {
 		if ((h->ssl = SSL_new(h->conf->tls)) == NULL)
 			fatalx("SSL_new failed");
 		SSL_set_app_data(h->ssl, h);
-		if (!webhook_is_ip(h->host) &&
-		    SSL_set_tlsext_host_name(h->ssl, h->host) != 1)
-			fatalx("SSL_set_tlsext_host_name failed");
-		if (h->conf->tls_verify) {
-			if (SSL_set1_host(h->ssl, h->host) != 1)
-				fatalx("SSL_set1_host failed");
+		if ((!webhook_is_ip(h->host) &&
+		    SSL_set_tlsext_host_name(h->ssl, h->host) != 1) ||
+		    (h->conf->tls_verify && SSL_set1_host(h->ssl, h->host) !=
+		    1)) {
+			ERR_clear_error();
+			SSL_free(h->ssl);
+			h->ssl = NULL;
+			return -1;
+		}
+		if (h->conf->tls_verify)
 			SSL_set_verify(h->ssl, SSL_VERIFY_PEER,
 			    webhook_verify_cb);
-		} else
+		else
 			SSL_set_verify(h->ssl, SSL_VERIFY_NONE, NULL);
 		if ((bev = bufferevent_openssl_socket_new(h->gw->base, -1,
 		    h->ssl, BUFFEREVENT_SSL_CONNECTING, BEV_OPT_CLOSE_ON_FREE |
@@ -612,6 +616,7 @@ webhook_connect(struct webhook *h)
 	evhttp_connection_set_timeout_tv(h->conn, &tv);
 	evhttp_connection_set_retries(h->conn, 0);
 	evhttp_connection_set_closecb(h->conn, webhook_closed_cb, h);
+	return 0;
 }
 
 /* POST the claimed job. */
@@ -622,9 +627,15 @@ webhook_post(struct webhook *h)
 	struct evkeyvalq	*hd;
 	struct timeval		 tv;
 	char			 ts[32], sig[65], id[32], hv[80];
+	char			 why[WEBHOOK_WHY_MAX];
 	json_t			*o;
 
-	webhook_connect(h);
+	if (webhook_connect(h) != 0) {
+		snprintf(why, sizeof why, "the host of %s cannot be used for "
+		    "TLS", h->conf->url);
+		webhook_attempt_done(h, 0, why);
+		return;
+	}
 	*h->tls_why = '\0';
 	h->req_err = -1;
 	snprintf(ts, sizeof ts, "%lld", (long long)(util_now_ms() / 1000));
