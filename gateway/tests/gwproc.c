@@ -74,40 +74,64 @@ gwproc_bindir(void)
 	return b != NULL && *b != '\0' ? b : "bin";
 }
 
-/* Bind port 0 on loopback, read the port, close. */
-uint16_t
-gwproc_free_port(void)
+/* Bind port 0 on loopback and keep the socket in *fd: the port, or 0. */
+static uint16_t
+gwproc_hold_port(int *fd)
 {
 	struct sockaddr_in	sin;
 	socklen_t		len = sizeof sin;
-	int			fd;
 	uint16_t		port = 0;
 
-	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+	if ((*fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
 		return 0;
 	memset(&sin, 0, sizeof sin);
 	sin.sin_family = AF_INET;
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (bind(fd, (struct sockaddr *)&sin, sizeof sin) == 0 &&
-	    getsockname(fd, (struct sockaddr *)&sin, &len) == 0)
+	if (bind(*fd, (struct sockaddr *)&sin, sizeof sin) == 0 &&
+	    getsockname(*fd, (struct sockaddr *)&sin, &len) == 0)
 		port = ntohs(sin.sin_port);
-	close(fd);
 	return port;
 }
 
-/* Choose the gateway's listening ports. */
+/* Bind port 0 on loopback, read the port, close. */
+uint16_t
+gwproc_free_port(void)
+{
+	int		fd;
+	uint16_t	port = gwproc_hold_port(&fd);
+
+	if (fd != -1)
+		close(fd);
+	return port;
+}
+
+/*
+ * Choose the gateway's listening ports, all bound at once while they are
+ * chosen so that they differ (a port closed may come back at once).
+ */
 static int
 gwproc_pick_ports(struct gwproc *gp)
 {
-	gp->lower_port = gwproc_free_port();
-	gp->upper_port = gwproc_free_port();
-	gp->query_port = gp->opts.no_query ? 0 : gwproc_free_port();
-	gp->api_port = gp->opts.api_tokens == NULL ? 0 : gwproc_free_port();
-	if (gp->lower_port == 0 || gp->upper_port == 0 ||
-	    (!gp->opts.no_query && gp->query_port == 0) ||
-	    (gp->opts.api_tokens != NULL && gp->api_port == 0))
-		return -1;
-	return 0;
+	uint16_t	*want[4];
+	int		 fds[4], rc = 0;
+	size_t		 i;
+
+	gp->query_port = 0;
+	gp->api_port = 0;
+	want[0] = &gp->lower_port;
+	want[1] = &gp->upper_port;
+	want[2] = gp->opts.no_query ? NULL : &gp->query_port;
+	want[3] = gp->opts.api_tokens == NULL ? NULL : &gp->api_port;
+	for (i = 0; i < 4; i++) {
+		fds[i] = -1;
+		if (want[i] != NULL && (*want[i] = gwproc_hold_port(&fds[i])) ==
+		    0)
+			rc = -1;
+	}
+	for (i = 0; i < 4; i++)
+		if (fds[i] != -1)
+			close(fds[i]);
+	return rc;
 }
 
 /* Make the directory and pick ports. */
