@@ -88,7 +88,7 @@ queue_enqueue_existing(struct queue *q, const char *key, int64_t *id)
 /* Insert the row; QUEUE_EXISTS and the old id if the idem_key is taken. */
 static int
 queue_enqueue_insert(struct queue *q, const struct queue_enqueue_req *r,
-    bool blocked, int64_t now, int64_t *id)
+    bool blocked, int64_t now, bool log, int64_t *id)
 {
 	sqlite3_stmt	*s;
 	char		 note[64];
@@ -122,6 +122,8 @@ queue_enqueue_insert(struct queue *q, const struct queue_enqueue_req *r,
 	queue_sql_done(q, s, QUEUE_OK);
 	if (*id == 0)
 		return queue_enqueue_existing(q, r->idem_key, id);
+	if (!log)
+		return QUEUE_OK;
 	if (blocked)
 		snprintf(note, sizeof note, "waiting for #%lld",
 		    (long long)r->after_job);
@@ -131,26 +133,28 @@ queue_enqueue_insert(struct queue *q, const struct queue_enqueue_req *r,
 	    note);
 }
 
-/* Supersede the QUEUED jobs with the new job's coalesce key. */
+/* Supersede the QUEUED jobs with the new job's coalesce key; *n counts them. */
 static int
 queue_enqueue_coalesce(struct queue *q, const char *key, int64_t id,
-    int64_t now)
+    int64_t now, int64_t *n)
 {
 	struct queue_arg	a[] = { QUEUE_INT(id), QUEUE_INT(now),
 	    QUEUE_TEXT(key) };
-	int			rc, n;
+	int			rc, changed;
 
 	if ((rc = queue_sql_change(q, ST_REPOINT, a, 3, NULL)) != QUEUE_OK ||
-	    (rc = queue_sql_change(q, ST_COALESCE, a, 3, &n)) != QUEUE_OK)
+	    (rc = queue_sql_change(q, ST_COALESCE, a, 3, &changed)) !=
+	    QUEUE_OK)
 		return rc;
-	return queue_sql_counter_add(q, "coalesced", n);
+	*n += changed;
+	return QUEUE_OK;
 }
 
 /* Enqueue a job (idempotent with idem_key, superseding with coalesce_key). */
 int
 queue_enqueue(struct queue *q, const struct queue_enqueue_req *r, int64_t *idp)
 {
-	int64_t	now = queue_now(q), id = 0;
+	int64_t	now = queue_now(q), id = 0, n = 0;
 	bool	blocked;
 	int	rc;
 
@@ -159,12 +163,123 @@ queue_enqueue(struct queue *q, const struct queue_enqueue_req *r, int64_t *idp)
 	if ((rc = queue_tx_enter(q)) != QUEUE_OK)
 		return rc;
 	if ((rc = queue_enqueue_parent(q, r, &blocked)) == QUEUE_OK)
-		rc = queue_enqueue_insert(q, r, blocked, now, &id);
-	if (rc == QUEUE_OK && r->coalesce_key != NULL)
-		rc = queue_enqueue_coalesce(q, r->coalesce_key, id, now);
+		rc = queue_enqueue_insert(q, r, blocked, now, true, &id);
+	if (rc == QUEUE_OK && r->coalesce_key != NULL &&
+	    (rc = queue_enqueue_coalesce(q, r->coalesce_key, id, now, &n)) ==
+	    QUEUE_OK)
+		rc = queue_sql_counter_add(q, "coalesced", n);
 	rc = queue_tx_leave(q, rc);
 	if (rc >= 0 && idp != NULL)
 		*idp = id;
+	return rc;
+}
+
+/*
+ * A batch of enqueues: the jobs *first..last are inserted, their QUEUED
+ * events not written yet.
+ */
+struct queue_batch {
+	int64_t	now;
+	int64_t	first, last;	/* 0: none waiting */
+	int64_t	coalesced;
+};
+
+/* Write the QUEUED events of the jobs waiting, in id order. */
+static int
+queue_batch_log(struct queue *q, struct queue_batch *b)
+{
+	struct queue_arg	a[] = { QUEUE_INT(b->first), QUEUE_INT(b->now),
+	    QUEUE_INT(b->last) };
+	int			rc, n;
+
+	if (b->first == 0)
+		return QUEUE_OK;
+	if ((rc = queue_sql_change(q, ST_EV_ENQUEUED, a, 3, &n)) != QUEUE_OK)
+		return rc;
+	if (n != b->last - b->first + 1)
+		return queue_errx(q, QUEUE_EIO, "enqueue: %d events for jobs "
+		    "#%lld..%lld", n, (long long)b->first, (long long)b->last);
+	b->first = b->last = 0;
+	return QUEUE_OK;
+}
+
+/*
+ * One job of a batch: as queue_enqueue, but its event waits (with those
+ * of the jobs before it) until a coalescing or the end of the batch, and
+ * the coalescing runs only when there is a job to supersede.
+ */
+static int
+queue_batch_add(struct queue *q, struct queue_batch *b,
+    const struct queue_enqueue_req *r, int64_t *id)
+{
+	struct queue_arg	 a[] = { QUEUE_INT(0), QUEUE_INT(b->now),
+	    QUEUE_TEXT(r->coalesce_key) };
+	sqlite3_stmt		*s;
+	bool			 blocked;
+	int			 rc;
+
+	*id = 0;
+	if ((rc = queue_enqueue_parent(q, r, &blocked)) != QUEUE_OK ||
+	    (rc = queue_enqueue_insert(q, r, blocked, b->now, false, id)) !=
+	    QUEUE_OK)
+		return rc;
+	if (b->first == 0)
+		b->first = *id;
+	b->last = *id;
+	if (r->coalesce_key == NULL)
+		return QUEUE_OK;
+	a[0].i = *id;
+	if ((s = queue_sql(q, ST_COALESCE_PROBE)) == NULL)
+		return QUEUE_EIO;
+	queue_sql_bind(s, a, 3);
+	if ((rc = sqlite3_step(s)) != SQLITE_ROW)
+		return queue_sql_done(q, s, rc == SQLITE_DONE ? QUEUE_OK :
+		    queue_err(q, rc, "enqueue"));
+	queue_sql_done(q, s, QUEUE_OK);
+	if ((rc = queue_batch_log(q, b)) != QUEUE_OK)
+		return rc;
+	return queue_enqueue_coalesce(q, r->coalesce_key, *id, b->now,
+	    &b->coalesced);
+}
+
+/* Enqueue n jobs in one transaction level, in order (see queue.h). */
+int
+queue_enqueue_many(struct queue *q, const struct queue_enqueue_req *r,
+    size_t n, int64_t *ids, int *rcs, size_t *failed)
+{
+	struct queue_batch	b = { .now = queue_now(q) };
+	int64_t			id;
+	size_t			i;
+	int			rc = QUEUE_OK;
+
+	for (i = 0; i < n && rc == QUEUE_OK; i++)
+		rc = queue_enqueue_check(q, &r[i]);
+	if (rc != QUEUE_OK) {
+		if (failed != NULL)
+			*failed = i - 1;
+		return rc;
+	}
+	if ((rc = queue_tx_enter(q)) != QUEUE_OK) {
+		if (failed != NULL)
+			*failed = n;
+		return rc;
+	}
+	for (i = 0; i < n && rc >= 0; i++) {
+		rc = queue_batch_add(q, &b, &r[i], &id);
+		if (ids != NULL)
+			ids[i] = id;
+		if (rcs != NULL)
+			rcs[i] = rc;
+	}
+	if (rc < 0) {
+		if (failed != NULL)
+			*failed = i - 1;
+		return queue_tx_leave(q, rc);
+	}
+	if ((rc = queue_batch_log(q, &b)) == QUEUE_OK && b.coalesced > 0)
+		rc = queue_sql_counter_add(q, "coalesced", b.coalesced);
+	if ((rc = queue_tx_leave(q, rc)) < 0 && failed != NULL)
+		*failed = n;
 	return rc;
 }
 

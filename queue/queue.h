@@ -206,6 +206,17 @@ int	 queue_set_lane_limits(struct queue *, const char *lane, int max_running,
  * job after_job.
  */
 int	 queue_enqueue(struct queue *, const struct queue_enqueue_req *, int64_t *id);
+/*
+ * Enqueue n jobs in one transaction (or savepoint), in order, each with
+ * the effect queue_enqueue would have had after the ones before it: ids[i]
+ * and rcs[i] (QUEUE_OK or QUEUE_EXISTS) if not NULL. All or nothing: on
+ * the first failure nothing of it is stored, its rc is returned and
+ * *failed (if not NULL) is the index of the request that failed (n when
+ * the transaction itself failed). Faster than n calls: one savepoint, and
+ * the coalescing statements run only for keys that have a job to supersede.
+ */
+int	 queue_enqueue_many(struct queue *, const struct queue_enqueue_req *,
+	    size_t n, int64_t *ids, int *rcs, size_t *failed);
 
 /*
  * Claim up to max due QUEUED jobs of a lane (NULL = any lane), in priority,

@@ -103,6 +103,13 @@ static const char *queue_sql_text[ST_COUNT] = {
 	    SAME_KEY,
 	[ST_COALESCE] = "UPDATE jobs INDEXED BY jobs_coalesce SET state = 4, "
 	    "blocked = 0, updated = ?2" SAME_KEY,
+	/* Is there a job for the new one (?1) to supersede, with key ?3? */
+	[ST_COALESCE_PROBE] = "SELECT 1 FROM jobs INDEXED BY jobs_coalesce"
+	    SAME_KEY " LIMIT 1",
+	/* The QUEUED events of the jobs ?1..?3 of a batch; ?2 now. */
+	[ST_EV_ENQUEUED] = EV_INSERT "SELECT id, ?2, 0, 0, 0, NULL, CASE WHEN "
+	    "blocked THEN 'waiting for #' || after_job ELSE 'enqueued' END "
+	    "FROM jobs WHERE id BETWEEN ?1 AND ?3 ORDER BY id",
 	[ST_COUNTER_ADD] = "UPDATE queue_counters SET value = value + ?2 "
 	    "WHERE name = ?1",
 

@@ -5,6 +5,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,6 +169,127 @@ test_coalesce_chain(void **state)
 	queue_job_clear(&j);
 }
 
+/* Every job, event and counter of a queue as text (ids included). */
+static char *
+dump(struct queue *q)
+{
+	static const char sql[] = "SELECT group_concat(r, char(10)) FROM ("
+	    "SELECT quote(id) || lane || kind || quote(payload) || state ||"
+	    " blocked || priority || max_attempts || run_after ||"
+	    " quote(idem_key) || quote(coalesce_key) || quote(after_job) ||"
+	    " created || updated AS r FROM jobs"
+	    " UNION ALL SELECT 'ev' || id || ':' || job_id || ' ' || t || ' ' ||"
+	    " from_state || to_state || attempt || quote(worker) || quote(note)"
+	    " FROM job_events"
+	    " UNION ALL SELECT name || '=' || value FROM queue_counters)";
+	sqlite3_stmt	*st;
+	char		*out;
+
+	assert_int_equal(sqlite3_prepare_v2(queue_db(q), sql, -1, &st, NULL),
+	    SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	out = strdup((const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	assert_non_null(out);
+	return out;
+}
+
+/*
+ * queue_enqueue_many does what queue_enqueue does one request after the
+ * other: the same jobs, events and counters, keys coalescing within the
+ * batch and with jobs before it, an idempotency key taken, a chain.
+ */
+static void
+test_enqueue_many(void **state)
+{
+	struct qtest			*t = *state, t2;
+	struct queue_enqueue_req	 r[7];
+	struct queue_job		 j;
+	int64_t				 first, ids[7], id1;
+	int				 rcs[7], rc1;
+	char				*a, *b;
+	size_t				 i, failed;
+
+	assert_int_equal(qtest_init(&t2, true), 0);
+	memset(r, 0, sizeof r);
+	for (i = 0; i < 7; i++) {
+		r[i].lane = "ncs:A";
+		r[i].kind = "publish";
+		r[i].priority = 5;
+		r[i].payload = "p";
+		r[i].payload_len = 1;
+	}
+	r[0].coalesce_key = "obj:A@n";		/* supersedes the older job */
+	r[1].coalesce_key = "obj:B@n";
+	r[2].coalesce_key = "obj:A@n";		/* supersedes r[0] */
+	r[3].idem_key = "taken";		/* exists already */
+	r[4].idem_key = "new";
+	r[5].coalesce_key = "obj:R@n";		/* the RUNNING one stays */
+	r[6].coalesce_key = "obj:C@n";		/* chained after r[1]'s job */
+	/* the same start in both files */
+	for (i = 0; i < 2; i++) {
+		struct queue	*q = i == 0 ? t->q : t2.q;
+
+		assert_int_equal(put_keyed(q, NULL, "obj:R@n", "run", 0,
+		    &first), QUEUE_OK);
+		assert_int_equal(qtest_claim_n(q, "ncs:A", 1, NULL), 1);
+		assert_int_equal(put_keyed(q, NULL, "obj:A@n", "old", 0,
+		    &first), QUEUE_OK);
+		assert_int_equal(put_keyed(q, "taken", NULL, "t", 0, &first),
+		    QUEUE_OK);
+	}
+	r[6].after_job = first + 2;	/* the id r[1] gets */
+	for (i = 0; i < 7; i++) {
+		assert_true(queue_enqueue(t->q, &r[i], &id1) >= 0);
+		(void)id1;
+	}
+	assert_int_equal(queue_enqueue_many(t2.q, r, 7, ids, rcs, &failed),
+	    QUEUE_OK);
+	for (i = 0; i < 7; i++)
+		assert_int_equal(rcs[i], i == 3 ? QUEUE_EXISTS : QUEUE_OK);
+	assert_int_equal(ids[3], first);
+	assert_int_equal(qtest_state(t2.q, first - 1), QUEUE_CANCELLED);
+	assert_int_equal(qtest_state(t2.q, ids[0]), QUEUE_CANCELLED);
+	assert_int_equal(qtest_state(t2.q, ids[2]), QUEUE_QUEUED);
+	assert_int_equal(qtest_state(t2.q, first - 2), QUEUE_RUNNING);
+	assert_int_equal(qtest_state(t2.q, ids[5]), QUEUE_QUEUED);
+	assert_int_equal(queue_get(t2.q, ids[6], &j), QUEUE_OK);
+	assert_true(j.blocked);
+	assert_int_equal(j.after_job, ids[1]);
+	queue_job_clear(&j);
+	a = dump(t->q);
+	b = dump(t2.q);
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+
+	/* all or nothing: a bad request stores none of the batch */
+	r[4].idem_key = "other";
+	r[5].after_job = 999999;
+	rc1 = queue_enqueue_many(t2.q, r, 7, ids, rcs, &failed);
+	assert_int_equal(rc1, QUEUE_ENOTFOUND);
+	assert_int_equal(failed, 5);
+	a = dump(t->q);
+	b = dump(t2.q);
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+	r[5].after_job = 0;
+	r[2].priority = 10;
+	assert_int_equal(queue_enqueue_many(t2.q, r, 7, ids, rcs, &failed),
+	    QUEUE_EINVAL);
+	assert_int_equal(failed, 2);
+	assert_int_equal(queue_enqueue_many(t2.q, r, 0, ids, rcs, &failed),
+	    QUEUE_OK);
+	a = dump(t2.q);
+	assert_int_equal(qtest_history_breaks(t2.q), 0);
+	b = dump(t->q);
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+	qtest_fini(&t2);
+}
+
 int
 main(void)
 {
@@ -179,6 +301,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_coalesce_running,
 		    qtest_setup, qtest_teardown),
 		cmocka_unit_test_setup_teardown(test_coalesce_chain,
+		    qtest_setup, qtest_teardown),
+		cmocka_unit_test_setup_teardown(test_enqueue_many,
 		    qtest_setup, qtest_teardown),
 	};
 
