@@ -811,9 +811,32 @@ unknown_from_json(struct jctx *c, json_t *body)
 struct mos_msg *
 mos_msg_from_json(const char *json, size_t len, char *errbuf, size_t errlen)
 {
-	struct jctx	 c;
+	struct mos_msg	*m;
 	json_error_t	 je;
-	json_t		*o, *body;
+	json_t		*o;
+	char		 dummy[8];
+
+	if (errbuf == NULL || errlen == 0) {
+		errbuf = dummy;
+		errlen = sizeof dummy;
+	}
+	errbuf[0] = '\0';
+	if ((o = json_loadb(json, len, JSON_REJECT_DUPLICATES, &je)) == NULL) {
+		snprintf(errbuf, errlen, "JSON error at line %d column %d: %s",
+		    je.line, je.column, je.text);
+		return NULL;
+	}
+	m = mos_msg_from_json_value(o, errbuf, errlen);
+	json_decref(o);
+	return m;
+}
+
+/* The same from a parsed JSON value (the caller keeps it). */
+struct mos_msg *
+mos_msg_from_json_value(struct json_t *o, char *errbuf, size_t errlen)
+{
+	struct jctx	 c;
+	json_t		*body;
 	enum mos_type	 t;
 	const char	*name;
 	char		 dummy[8];
@@ -827,11 +850,7 @@ mos_msg_from_json(const char *json, size_t len, char *errbuf, size_t errlen)
 	memset(&c, 0, sizeof c);
 	c.err = errbuf;
 	c.errlen = errlen;
-	if ((o = json_loadb(json, len, JSON_REJECT_DUPLICATES, &je)) == NULL) {
-		snprintf(errbuf, errlen, "JSON error at line %d column %d: %s",
-		    je.line, je.column, je.text);
-		return NULL;
-	}
+	json_incref(o);
 	if (!json_is_object(o)) {
 		snprintf(errbuf, errlen, "expected a JSON object");
 		goto done;

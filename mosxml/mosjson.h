@@ -15,5 +15,9 @@ char	*mos_msg_to_json(const struct mos_msg *m);
 /* Parse one JSON object of that schema. NULL on error, with errbuf filled. */
 struct mos_msg *mos_msg_from_json(const char *json, size_t len, char *errbuf,
 	    size_t errlen);
+/* The same from a JSON value already parsed (a jansson json_t). */
+struct json_t;
+struct mos_msg *mos_msg_from_json_value(struct json_t *, char *errbuf,
+	    size_t errlen);
 
 #endif /* MOSJSON_H */
