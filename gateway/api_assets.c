@@ -22,7 +22,10 @@
 
 #define ASSET_LIST_MAX		1000
 #define ASSET_LIST_DEFAULT	100
-#define IMPORT_TX		2000	/* assets per import transaction */
+#define IMPORT_TX_MAX		2000	/* assets per import transaction */
+#define IMPORT_TX_MIN		50
+#define IMPORT_TX_FIRST		250
+#define IMPORT_TX_US		35000	/* the aim for one transaction */
 
 static const char *const owned_keys[] = { "objID", "objRev", "status",
     "created", "changed" };
@@ -325,8 +328,8 @@ api_asset_read(struct json_t *body, const char *obj_id, const char *who,
     struct catalog_asset *a, char *field, size_t flen, char **detail)
 {
 	struct mos_msg	*m;
-	json_t		*wrap;
-	char		*text, errbuf[256];
+	json_t		*wrap, *id;
+	char		 errbuf[256];
 	size_t		 i;
 
 	*field = '\0';
@@ -343,18 +346,16 @@ api_asset_read(struct json_t *body, const char *obj_id, const char *who,
 		xasprintf(detail, "objSlug (a string) is required");
 		return -1;
 	}
-	json_object_set_new(body, "objID", json_string(obj_id));
-	wrap = json_pack("{s:s, s:O}", "type", "mosObj", "body", body);
-	text = json_dumps(wrap, JSON_COMPACT);
-	json_decref(wrap);
-	json_object_del(body, "objID");
-	if (text == NULL) {
+	if ((id = json_string(obj_id)) == NULL) {
 		snprintf(field, flen, "objID");
 		xasprintf(detail, "objID is not valid UTF-8");
 		return -1;
 	}
-	m = mos_msg_from_json(text, strlen(text), errbuf, sizeof errbuf);
-	free(text);
+	json_object_set_new(body, "objID", id);
+	wrap = json_pack("{s:s, s:O}", "type", "mosObj", "body", body);
+	m = mos_msg_from_json_value(wrap, errbuf, sizeof errbuf);
+	json_decref(wrap);
+	json_object_del(body, "objID");
 	if (m == NULL) {
 		asset_field(errbuf, field, flen);
 		*detail = xstrdup(errbuf);
@@ -619,10 +620,13 @@ api_assets_list(struct api_req *r)
  * POST /v1/assets:import: the NDJSON body is read a line at a time from
  * the request's buffer (its bytes are dropped as they are read) in slices
  * of IMPORT_SLICE lines per turn of the loop, so that the links are never
- * held up for long; every IMPORT_TX assets checked make a chunk, stored in
- * one durable transaction on the bookkeeping thread while the next chunk
- * is parsed. At most one chunk is stored and one waits: the memory is the
- * body not read yet and two chunks.
+ * held up for long; the assets checked make chunks, each stored in one
+ * durable transaction on the bookkeeping thread (catalog_store_many) while
+ * the next chunk is parsed. At most one chunk is stored and one waits: the
+ * memory is the body not read yet and two chunks. A chunk is sized from
+ * how long the last transaction took, so that one transaction holds the
+ * database for about IMPORT_TX_US: the PUTs, completions and history rows
+ * queued behind it wait no longer than that.
  */
 
 /* One line of an import. */
@@ -631,13 +635,16 @@ struct import_item {
 	size_t			 line;
 };
 
-/* IMPORT_TX assets (at most), stored in one transaction. */
+/* Up to IMPORT_TX_MAX assets, stored in one transaction. */
 struct import_chunk {
 	struct import_task	*t;
 	struct import_item	*items;
 	size_t			 nitems;
+	size_t			 max;		/* full at this many */
 	size_t			 accepted;
 	json_t			*refused;	/* refused by the database */
+	int64_t			 tx_us;		/* its transaction took */
+	bool			 one_by_one;	/* stored by import_run_each */
 };
 
 struct import_task {
@@ -653,6 +660,10 @@ struct import_task {
 	int			 rc;		/* the first failure */
 	json_t			*refused;	/* [{"line","detail"}] */
 	size_t			 accepted;
+	size_t			 chunk_max;	/* the size of the next chunk */
+	size_t			 ntx;		/* transactions committed */
+	size_t			 one_by_one;	/* of them, one asset at a time */
+	int64_t			 tx_max_us;	/* the longest of them */
 };
 
 #define IMPORT_SLICE	64	/* lines parsed per turn of the loop */
@@ -680,7 +691,8 @@ import_chunk_new(struct import_task *t)
 
 	c = xcalloc(1, sizeof *c);
 	c->t = t;
-	c->items = xcalloc(IMPORT_TX, sizeof *c->items);
+	c->max = t->chunk_max;
+	c->items = xcalloc(c->max, sizeof *c->items);
 	c->refused = json_array();
 	return c;
 }
@@ -699,20 +711,19 @@ import_chunk_free(struct import_chunk *c)
 	free(c);
 }
 
-/* The bookkeeping thread: one chunk in one durable transaction. */
+/*
+ * A chunk whose batch store was refused (a constraint of the database):
+ * again one asset at a time, each in its own savepoint, so that only the
+ * assets the database refuses are refused, by line.
+ */
 static int
-import_run(struct gwdb *g, void *arg)
+import_run_each(struct gwdb *g, struct import_chunk *c)
 {
-	struct import_chunk	*c = arg;
 	struct import_item	*it;
 	size_t			 i;
 	char			*err;
-	int			 rc, prc = QUEUE_OK;
+	int			 rc = QUEUE_OK, prc;
 
-	if ((rc = gwdb_durable(g, true)) != QUEUE_OK)
-		return rc;
-	if ((rc = queue_tx_begin(g->q)) != QUEUE_OK)
-		goto out;
 	for (i = 0; i < c->nitems && rc == QUEUE_OK; i++) {
 		it = &c->items[i];
 		err = NULL;
@@ -724,18 +735,50 @@ import_run(struct gwdb *g, void *arg)
 			rc = prc;
 		free(err);
 	}
+	return rc;
+}
+
+/*
+ * The bookkeeping thread: one chunk in one durable transaction, stored by
+ * catalog_store_many; how long the transaction held the database.
+ */
+static int
+import_run(struct gwdb *g, void *arg)
+{
+	struct import_chunk		 *c = arg;
+	const struct catalog_asset	**v;
+	size_t				  i;
+	char				 *err = NULL;
+	int64_t				  t0;
+	int				  rc;
+
+	if ((rc = gwdb_durable(g, true)) != QUEUE_OK)
+		return rc;
+	v = xcalloc(c->nitems, sizeof *v);
+	for (i = 0; i < c->nitems; i++)
+		v[i] = &c->items[i].a;
+	t0 = util_mono_us();
+	if ((rc = queue_tx_begin(g->q)) != QUEUE_OK)
+		goto out;
+	if ((rc = catalog_store_many(g, v, c->nitems, &err)) == QUEUE_EINVAL) {
+		c->one_by_one = true;
+		rc = import_run_each(g, c);
+	}
 	if (rc != QUEUE_OK) {
 		queue_tx_rollback(g->q);
 		goto out;
 	}
 	if ((rc = queue_tx_commit(g->q)) != QUEUE_OK)
 		goto out;
+	c->tx_us = util_mono_us() - t0;
 	for (i = 0; i < c->nitems; i++) {
 		if (c->items[i].line != 0)
 			c->accepted++;
 	}
 out:
 	gwdb_durable(g, false);
+	free(v);
+	free(err);
 	return rc;
 }
 
@@ -759,6 +802,11 @@ import_finish(struct import_task *t)
 {
 	if (t->accepted > 0)
 		api_asset_wake(t->gw);
+	log_event(LL_INFO, "api.import", "accepted=%zu refused=%zu "
+	    "transactions=%zu one_by_one=%zu longest_tx_ms=%.1f status=%s",
+	    t->accepted, json_array_size(t->refused), t->ntx, t->one_by_one,
+	    t->tx_max_us / 1000.0, t->rc == QUEUE_OK ? "ok" :
+	    queue_strerror(t->rc));
 	if (t->rc == QUEUE_OK)
 		api_reply_json(t->r, 200, json_pack("{s:I, s:O}", "accepted",
 		    (json_int_t)t->accepted, "refused", t->refused));
@@ -782,6 +830,29 @@ import_resume(struct import_task *t)
 	event_active(t->ev, EV_TIMEOUT, 0);
 }
 
+/*
+ * The size of the next chunks from the time c held the database: the
+ * fsync of the commit is paid once per chunk, the rest per asset, so
+ * n * IMPORT_TX_US / time converges on transactions of IMPORT_TX_US.
+ */
+static void
+import_size(struct import_task *t, const struct import_chunk *c)
+{
+	int64_t	us = c->tx_us > 0 ? c->tx_us : 1, n;
+
+	t->ntx++;
+	t->one_by_one += c->one_by_one;
+	if (us > t->tx_max_us)
+		t->tx_max_us = us;
+	n = (int64_t)c->nitems * IMPORT_TX_US / us;
+	if (n > (int64_t)c->nitems * 2)
+		n = (int64_t)c->nitems * 2;
+	if (c->nitems < c->max && n > (int64_t)t->chunk_max)
+		n = (int64_t)t->chunk_max;	/* the last, short chunk */
+	t->chunk_max = n < IMPORT_TX_MIN ? IMPORT_TX_MIN : n > IMPORT_TX_MAX ?
+	    IMPORT_TX_MAX : (size_t)n;
+}
+
 /* A chunk is stored: its counts, the next chunk, more parsing. */
 static void
 import_chunk_done(void *arg, int rc)
@@ -792,6 +863,7 @@ import_chunk_done(void *arg, int rc)
 
 	t->storing = false;
 	if (rc == QUEUE_OK) {
+		import_size(t, c);
 		t->accepted += c->accepted;
 		json_array_extend(t->refused, c->refused);
 		if (c->accepted > 0)
@@ -889,7 +961,7 @@ import_slice_cb(evutil_socket_t fd, short ev, void *arg)
 	if (t->rc != QUEUE_OK)
 		return;
 	for (i = 0; i < IMPORT_SLICE && (t->cur == NULL ||
-	    t->cur->nitems < IMPORT_TX); i++) {
+	    t->cur->nitems < t->cur->max); i++) {
 		if ((s = import_next_line(t, &len)) == NULL) {
 			t->eof = true;
 			break;
@@ -901,7 +973,7 @@ import_slice_cb(evutil_socket_t fd, short ev, void *arg)
 			import_line(t, s, len, t->line);
 		free(s);
 	}
-	if (t->cur != NULL && (t->eof || t->cur->nitems == IMPORT_TX)) {
+	if (t->cur != NULL && (t->eof || t->cur->nitems == t->cur->max)) {
 		if (t->ready != NULL)
 			return;		/* the chunk waits for room */
 		import_store(t, t->cur);
@@ -934,6 +1006,7 @@ api_assets_import(struct api_req *r)
 	t->gw = api_gw(r);
 	t->in = evhttp_request_get_input_buffer(r->req);
 	t->refused = json_array();
+	t->chunk_max = IMPORT_TX_FIRST;
 	if ((t->ev = event_new(t->gw->base, -1, 0, import_slice_cb, t)) ==
 	    NULL)
 		fatalx("event_new failed");

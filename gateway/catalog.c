@@ -5,8 +5,11 @@
  * acknowledged change is never lost and never half-stored.
  */
 #include <sqlite3.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <jansson.h>
 
 #include "gateway/gateway.h"
 
@@ -727,41 +730,46 @@ catalog_put(struct gwdb *g, const struct catalog_asset *a, int *rev,
 	return catalog_store(g, a, rev, njobs, err);
 }
 
-/* Upsert a checked asset and enqueue its deliveries in one transaction. */
-int
-catalog_store(struct gwdb *g, const struct catalog_asset *a, int *rev,
-    int *njobs, char **err)
+/* What storing the row of an asset found and did. */
+struct catalog_stored {
+	int		 rev;
+	bool		 existed;	/* a row (maybe a tombstone) was there */
+	bool		 ready_changed;	/* objAir, or a tombstone brought back */
+	bool		 media_changed;	/* timing or paths of a live asset */
+	const char	*what;		/* the step that failed */
+};
+
+/*
+ * Inside a transaction: read what the row was, upsert it, replace its
+ * paths and metadata. The search index and the jobs are the caller's.
+ */
+static int
+catalog_store_row(struct gwdb *g, const struct catalog_asset *a,
+    struct catalog_stored *s)
 {
 	sqlite3_stmt	*st;
-	int64_t		 now;
-	bool		 ready_changed = true, media_changed = false;
-	bool		 existed;
-	int		 rc, r = 0;
+	int		 rc;
 
-	if ((rc = queue_tx_begin(g->q)) != QUEUE_OK) {
-		xasprintf(err, "cannot start a transaction: %s",
-		    queue_strerror(rc));
-		return rc;
-	}
-	now = queue_now(g->q);
+	memset(s, 0, sizeof *s);
+	s->ready_changed = true;
 	/* before: no row, a tombstone, or its objAir, timing and paths */
 	st = gwdb_stmt(g, ST_RO_ASSET_AIR);
 	sqlite3_bind_text(st, 1, a->obj_id, -1, SQLITE_STATIC);
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		ready_changed = sqlite3_column_int(st, 1) != 0 ||
+		s->ready_changed = sqlite3_column_int(st, 1) != 0 ||
 		    strcmp((const char *)sqlite3_column_text(st, 0),
 		    a->air) != 0;
-		media_changed = sqlite3_column_int(st, 1) == 0 &&
+		s->media_changed = sqlite3_column_int(st, 1) == 0 &&
 		    (sqlite3_column_int64(st, 2) != a->dur ||
 		    strcmp((const char *)sqlite3_column_text(st, 3),
 		    a->tb) != 0 || catalog_paths_differ(a,
 		    (const char *)sqlite3_column_text(st, 4)));
 	}
 	sqlite3_reset(st);
+	s->what = "catalog read";
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return catalog_abort(g, gwdb_rc(rc), "catalog read", false,
-		    err);
-	existed = rc == SQLITE_ROW;
+		return gwdb_rc(rc);
+	s->existed = rc == SQLITE_ROW;
 	st = gwdb_stmt(g, ST_ASSET_UPSERT);
 	sqlite3_bind_text(st, 1, a->obj_id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, a->slug, -1, SQLITE_STATIC);
@@ -775,36 +783,272 @@ catalog_store(struct gwdb *g, const struct catalog_asset *a, int *rev,
 	gwdb_bind_text(st, 9, a->group != NULL && *a->group != '\0' ? a->group :
 	    NULL);
 	sqlite3_bind_text(st, 10, a->changed_by, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 11, now);
+	sqlite3_bind_int64(st, 11, queue_now(g->q));
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		r = sqlite3_column_int(st, 0);
+		s->rev = sqlite3_column_int(st, 0);
 	rc = rc == SQLITE_ROW ? QUEUE_OK : gwdb_rc(rc);
 	sqlite3_reset(st);
+	s->what = "catalog write";
 	if (rc != QUEUE_OK)
-		return catalog_abort(g, rc, "catalog write", false, err);
-	if ((rc = catalog_put_children(g, a, existed)) != QUEUE_OK)
-		return catalog_abort(g, rc, "catalog paths", false, err);
-	if ((rc = catalog_index(g, a->obj_id, existed)) != QUEUE_OK)
+		return rc;
+	s->what = "catalog paths";
+	return catalog_put_children(g, a, s->existed);
+}
+
+/* The item status and replace jobs of a stored asset (see rostat.c). */
+static int
+catalog_store_rostat(struct gwdb *g, const char *obj_id,
+    const struct catalog_stored *s, const char **what)
+{
+	int	rc;
+
+	*what = "enqueue of the item statuses";
+	if (s->ready_changed && (rc = rostat_enqueue(g, obj_id,
+	    ROSTAT_KIND)) != QUEUE_OK)
+		return rc;
+	*what = "enqueue of the item replaces";
+	if (s->media_changed && (rc = rostat_enqueue(g, obj_id,
+	    ROSTAT_KIND_REPLACE)) != QUEUE_OK)
+		return rc;
+	return QUEUE_OK;
+}
+
+/* Upsert a checked asset and enqueue its deliveries in one transaction. */
+int
+catalog_store(struct gwdb *g, const struct catalog_asset *a, int *rev,
+    int *njobs, char **err)
+{
+	struct catalog_stored	 s;
+	const char		*what;
+	int			 rc;
+
+	if ((rc = queue_tx_begin(g->q)) != QUEUE_OK) {
+		xasprintf(err, "cannot start a transaction: %s",
+		    queue_strerror(rc));
+		return rc;
+	}
+	if ((rc = catalog_store_row(g, a, &s)) != QUEUE_OK)
+		return catalog_abort(g, rc, s.what, false, err);
+	if ((rc = catalog_index(g, a->obj_id, s.existed)) != QUEUE_OK)
 		return catalog_abort(g, rc, "search index", false, err);
 	if ((rc = catalog_enqueue(g, a->obj_id, njobs)) != QUEUE_OK)
 		return catalog_abort(g, rc, "enqueue of the deliveries", true,
 		    err);
-	if (ready_changed && (rc = rostat_enqueue(g, a->obj_id,
-	    ROSTAT_KIND)) != QUEUE_OK)
-		return catalog_abort(g, rc, "enqueue of the item statuses",
-		    true, err);
-	if (media_changed && (rc = rostat_enqueue(g, a->obj_id,
-	    ROSTAT_KIND_REPLACE)) != QUEUE_OK)
-		return catalog_abort(g, rc, "enqueue of the item replaces",
-		    true, err);
+	if ((rc = catalog_store_rostat(g, a->obj_id, &s, &what)) != QUEUE_OK)
+		return catalog_abort(g, rc, what, true, err);
 	if ((rc = queue_tx_commit(g->q)) != QUEUE_OK) {
 		if (err != NULL)
 			xasprintf(err, "commit: %s", queue_strerror(rc));
 		return rc;
 	}
 	if (rev != NULL)
-		*rev = r;
+		*rev = s.rev;
 	return QUEUE_OK;
+}
+
+/* The publish jobs of a batch, waiting to be enqueued together. */
+struct catalog_reqs {
+	struct queue_enqueue_req	*v;
+	size_t				 n, cap;
+	char				**ncs;		/* publishing NCSs */
+	int				*max;		/* their max_attempts */
+	size_t				 nncs;
+};
+
+/* Forget the jobs waiting. */
+static void
+catalog_reqs_drop(struct catalog_reqs *r)
+{
+	size_t	i;
+
+	for (i = 0; i < r->n; i++) {
+		free((char *)(uintptr_t)r->v[i].lane);
+		free((char *)(uintptr_t)r->v[i].coalesce_key);
+	}
+	r->n = 0;
+}
+
+/* Enqueue the jobs waiting, in their order. */
+static int
+catalog_reqs_flush(struct gwdb *g, struct catalog_reqs *r)
+{
+	int	rc = QUEUE_OK;
+
+	if (r->n > 0)
+		rc = queue_enqueue_many(g->q, r->v, r->n, NULL, NULL, NULL);
+	catalog_reqs_drop(r);
+	return rc;
+}
+
+/* The NCSs that publish (ST_NCS_PUBLISH), once for a batch. */
+static int
+catalog_reqs_ncs(struct gwdb *g, struct catalog_reqs *r)
+{
+	sqlite3_stmt	*st = gwdb_stmt(g, ST_NCS_PUBLISH);
+	int		 rc;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		r->ncs = xreallocarray(r->ncs, r->nncs + 1, sizeof *r->ncs);
+		r->max = xreallocarray(r->max, r->nncs + 1, sizeof *r->max);
+		r->ncs[r->nncs] = xstrdup((const char *)
+		    sqlite3_column_text(st, 0));
+		r->max[r->nncs++] = sqlite3_column_int(st, 1);
+	}
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? QUEUE_OK : gwdb_rc(rc);
+}
+
+/* The publish jobs of one object, as catalog_enqueue makes them. */
+static void
+catalog_reqs_add(struct catalog_reqs *r, const char *obj_id)
+{
+	struct queue_enqueue_req	*q;
+	char				*lane, *key;
+	size_t				 i;
+
+	for (i = 0; i < r->nncs; i++) {
+		if (r->n == r->cap) {
+			r->cap = r->cap == 0 ? 64 : r->cap * 2;
+			r->v = xreallocarray(r->v, r->cap, sizeof *r->v);
+		}
+		xasprintf(&lane, "%s%s", CATALOG_LANE_PREFIX, r->ncs[i]);
+		xasprintf(&key, "obj:%s@%s", obj_id, r->ncs[i]);
+		q = &r->v[r->n++];
+		memset(q, 0, sizeof *q);
+		q->lane = lane;
+		q->kind = CATALOG_KIND_PUBLISH;
+		q->payload = obj_id;
+		q->payload_len = strlen(obj_id);
+		q->priority = QUEUE_PRIO_DEFAULT;
+		q->max_attempts = r->max[i];
+		q->coalesce_key = key;
+	}
+}
+
+static void
+catalog_reqs_free(struct catalog_reqs *r)
+{
+	size_t	i;
+
+	catalog_reqs_drop(r);
+	free(r->v);
+	for (i = 0; i < r->nncs; i++)
+		free(r->ncs[i]);
+	free(r->ncs);
+	free(r->max);
+}
+
+/*
+ * The search index of a batch in three statements, after every other
+ * write of the transaction: a statement journal opened after an FTS5 write
+ * makes FTS5 flush its pending terms to a new segment, so writing the
+ * index per asset between the other writes costs a segment per asset.
+ */
+static int
+catalog_index_many(struct gwdb *g, json_t *all, json_t *existed)
+{
+	static const enum gwdb_stmt	 steps[] = { ST_FTS_KEYS,
+					    ST_FTS_DEL_MANY, ST_FTS_ADD_MANY };
+	sqlite3_stmt			*st;
+	char				*a, *e;
+	size_t				 i;
+	int				 rc = QUEUE_OK;
+
+	a = json_dumps(all, JSON_COMPACT);
+	e = json_dumps(existed, JSON_COMPACT);
+	if (a == NULL || e == NULL)
+		fatalx("out of memory");
+	for (i = 0; rc == QUEUE_OK && i < nitems(steps); i++) {
+		if (steps[i] == ST_FTS_DEL_MANY && json_array_size(existed) == 0)
+			continue;
+		st = gwdb_stmt(g, steps[i]);
+		sqlite3_bind_text(st, 1, steps[i] == ST_FTS_DEL_MANY ? e : a,
+		    -1, SQLITE_STATIC);
+		rc = gwdb_exec_stmt(g, st);
+	}
+	free(a);
+	free(e);
+	return rc;
+}
+
+/*
+ * Many checked assets in one transaction (a savepoint inside the
+ * caller's), with what catalog_store does for each, in order: the same
+ * rows, jobs (same ids) and events as n catalog_store calls. The jobs go
+ * through queue_enqueue_many, the search index is written last (see
+ * catalog_index_many). All or nothing.
+ */
+int
+catalog_store_many(struct gwdb *g, const struct catalog_asset *const *v,
+    size_t n, char **err)
+{
+	struct catalog_reqs	 r;
+	struct catalog_stored	 s;
+	sqlite3_stmt		*st;
+	json_t			*all, *existed;
+	const char		*what;
+	bool			 ro;
+	size_t			 i;
+	int			 rc;
+
+	if ((rc = queue_tx_begin(g->q)) != QUEUE_OK) {
+		xasprintf(err, "cannot start a transaction: %s",
+		    queue_strerror(rc));
+		return rc;
+	}
+	memset(&r, 0, sizeof r);
+	all = json_array();
+	existed = json_array();
+	/* item statuses only when running orders hold items at all */
+	st = gwdb_stmt(g, ST_RO_ITEM_ANY);
+	rc = sqlite3_step(st);
+	ro = rc == SQLITE_ROW && sqlite3_column_int(st, 0) != 0;
+	sqlite3_reset(st);
+	if (rc != SQLITE_ROW) {
+		rc = catalog_abort(g, gwdb_rc(rc), "catalog read", false, err);
+		goto out;
+	}
+	if ((rc = catalog_reqs_ncs(g, &r)) != QUEUE_OK) {
+		rc = catalog_abort(g, rc, "catalog read", false, err);
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		if ((rc = catalog_store_row(g, v[i], &s)) != QUEUE_OK) {
+			rc = catalog_abort(g, rc, s.what, false, err);
+			goto out;
+		}
+		json_array_append_new(all, json_string(v[i]->obj_id));
+		if (s.existed)
+			json_array_append_new(existed,
+			    json_string(v[i]->obj_id));
+		catalog_reqs_add(&r, v[i]->obj_id);
+		if (!ro || (!s.ready_changed && !s.media_changed))
+			continue;
+		/* in the order catalog_store makes them */
+		what = "enqueue of the deliveries";
+		if ((rc = catalog_reqs_flush(g, &r)) == QUEUE_OK)
+			rc = catalog_store_rostat(g, v[i]->obj_id, &s, &what);
+		if (rc != QUEUE_OK) {
+			rc = catalog_abort(g, rc, what, true, err);
+			goto out;
+		}
+	}
+	if ((rc = catalog_reqs_flush(g, &r)) != QUEUE_OK) {
+		rc = catalog_abort(g, rc, "enqueue of the deliveries", true,
+		    err);
+		goto out;
+	}
+	if ((rc = catalog_index_many(g, all, existed)) != QUEUE_OK) {
+		rc = catalog_abort(g, rc, "search index", false, err);
+		goto out;
+	}
+	if ((rc = queue_tx_commit(g->q)) != QUEUE_OK)
+		xasprintf(err, "commit: %s", queue_strerror(rc));
+out:
+	catalog_reqs_free(&r);
+	json_decref(all);
+	json_decref(existed);
+	return rc;
 }
 
 /* Tombstone an asset and enqueue the DELETED deliveries in one transaction. */

@@ -90,6 +90,7 @@ __attribute__((noreturn)) void fatalx(const char *, ...)
 void	 util_strlcpy(char *, const char *, size_t);
 int64_t	 util_now_ms(void);		/* wall clock, ms since 1970 */
 int64_t	 util_mono_ms(void);		/* monotonic clock */
+int64_t	 util_mono_us(void);		/* the same in microseconds */
 void	 util_iso_ms(int64_t, char *, size_t);	/* "2026-11-29T10:00:00.123Z" */
 int	 util_parse_iso_ms(const char *,
     int64_t *);	/* ISO 8601 or ms; 0/-1 */
@@ -418,6 +419,9 @@ enum gwdb_stmt {
 	ST_FTS_KEY,		/* the search index (schema 3) */
 	ST_FTS_DEL,
 	ST_FTS_ADD,
+	ST_FTS_KEYS,		/* ... of a batch: ?1 a JSON array of objIDs */
+	ST_FTS_DEL_MANY,
+	ST_FTS_ADD_MANY,
 	ST_SEARCH_COUNT,	/* a general search alone (search.c) */
 	ST_SEARCH_PAGE,
 	ST_META_GET,
@@ -451,6 +455,7 @@ enum gwdb_stmt {
 	ST_RO_USAGE,
 	ST_RO_STAT_NCS,
 	ST_RO_STAT_ITEMS,
+	ST_RO_ITEM_ANY,		/* does any running order hold an item? */
 	/* api_assets.c: the QUEUED deliveries of an object */
 	ST_ASSET_JOBS,
 	/* isync.c: initial sync (schema 4) */
@@ -615,6 +620,14 @@ int	 catalog_put(struct gwdb *, const struct catalog_asset *, int *rev,
 /* catalog_put of an asset catalog_validate has accepted already. */
 int	 catalog_store(struct gwdb *, const struct catalog_asset *, int *rev,
 	    int *njobs, char **err);
+/*
+ * catalog_store of n checked assets, in order, in one transaction (a
+ * savepoint inside the caller's): the same rows, jobs and events, with
+ * fewer statements (the jobs through queue_enqueue_many, the search index
+ * in three statements at the end). All or nothing.
+ */
+int	 catalog_store_many(struct gwdb *, const struct catalog_asset *const *,
+	    size_t n, char **err);
 /* Tombstone the row (objRev+1) and enqueue the DELETED deliveries. */
 int	 catalog_delete(struct gwdb *, const char *obj_id, const char *by,
 	    int *rev, int *njobs, char **err);

@@ -256,6 +256,17 @@ static const char *const gwdb_sql[ST__COUNT] = {
 	    " description, meta) SELECT " GWDB_FTS_ROW " FROM assets a"
 	    " JOIN asset_key k ON k.obj_id = a.obj_id"
 	    " WHERE a.obj_id = ?1 AND a.deleted = 0",
+	[ST_FTS_KEYS] = "INSERT INTO asset_key(obj_id) SELECT value"
+	    " FROM json_each(?1) WHERE true ORDER BY key"
+	    " ON CONFLICT(obj_id) DO NOTHING",
+	[ST_FTS_DEL_MANY] = "DELETE FROM asset_fts WHERE rowid IN"
+	    " (SELECT id FROM asset_key WHERE obj_id IN"
+	    " (SELECT value FROM json_each(?1)))",
+	[ST_FTS_ADD_MANY] = "INSERT INTO asset_fts(rowid, slug, abstract,"
+	    " description, meta) SELECT " GWDB_FTS_ROW " FROM assets a"
+	    " JOIN asset_key k ON k.obj_id = a.obj_id"
+	    " WHERE a.obj_id IN (SELECT value FROM json_each(?1))"
+	    " AND a.deleted = 0",
 	[ST_SEARCH_COUNT] = "SELECT count(*) FROM asset_fts"
 	    " WHERE asset_fts MATCH ?1",
 	[ST_SEARCH_PAGE] = "SELECT " CATALOG_COLS " FROM (SELECT rowid AS id,"
@@ -325,6 +336,7 @@ static const char *const gwdb_sql[ST__COUNT] = {
 	    " FROM ro_item i JOIN ro r ON r.id = i.ro"
 	    " JOIN ncs n ON n.name = r.ncs"
 	    " WHERE i.obj_id = ?1 AND n.enabled = 1 ORDER BY r.ncs",
+	[ST_RO_ITEM_ANY] = "SELECT EXISTS (SELECT 1 FROM ro_item)",
 	[ST_RO_STAT_ITEMS] = "SELECT r.ro_id, i.story_id, i.item_id,"
 	    " i.channel, i.xml FROM ro_item i JOIN ro r ON r.id = i.ro"
 	    " JOIN ro_story s ON s.ro = i.ro AND s.story_id = i.story_id"

@@ -132,6 +132,16 @@ util_mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* Monotonic clock in microseconds. */
+int64_t
+util_mono_us(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 /* Format ms since 1970 as ISO 8601 UTC with ms (one thread: a static cache). */
 void
 util_iso_ms(int64_t ms, char *buf, size_t len)
