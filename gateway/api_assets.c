@@ -24,8 +24,8 @@
 #define ASSET_LIST_DEFAULT	100
 #define IMPORT_TX_MAX		2000	/* assets per import transaction */
 #define IMPORT_TX_MIN		50
-#define IMPORT_TX_FIRST		250
-#define IMPORT_TX_US		35000	/* the aim for one transaction */
+#define IMPORT_TX_FIRST		100
+#define IMPORT_TX_US		25000	/* the aim for one transaction */
 
 static const char *const owned_keys[] = { "objID", "objRev", "status",
     "created", "changed" };
