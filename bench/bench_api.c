@@ -14,7 +14,11 @@
  *   rate      BENCH_API_CLIENTS keep-alive clients (default 32), each
  *             sending PUTs one after the other for BENCH_API_SECS seconds
  *             (default 3): answers a second; concurrent PUTs share commits
- *   import    BENCH_API_IMPORT assets (default 20000) in one NDJSON POST
+ *   import    BENCH_API_IMPORT assets (default 20000) in one NDJSON POST,
+ *             with one client sending PUTs one after the other beside it
+ *             (their answer times: what a transaction of the import makes
+ *             others wait), the longest transaction of the import (from
+ *             the gateway's log) and the machine's load average
  *
  * Figures only: nothing here is asserted. Every phase is bounded in time.
  * Environment: MOSGW_BIN, MOSGW_TOP, MOSGW_TMP as for the tests.
@@ -326,6 +330,52 @@ rate_run(uint16_t port, const char *prefix, long *errors)
 	return ok / ((double)(now_us() - t0) / 1e6);
 }
 
+/* PUTs one after the other while the import runs: their answer times. */
+struct prober {
+	uint16_t	 port;
+	volatile int	 stop;
+	int64_t		*lat;		/* us */
+	int		 n, cap, errors;
+};
+
+static void *
+prober_main(void *arg)
+{
+	struct prober	*p = arg;
+	char		 id[64];
+	int64_t		 t0;
+	int		 fd;
+
+	if ((fd = httpc_connect(p->port)) == -1) {
+		p->errors++;
+		return NULL;
+	}
+	while (!p->stop && p->n < p->cap) {
+		snprintf(id, sizeof id, "P-%06d", p->n);
+		t0 = now_us();
+		if (put(fd, id) != 202)
+			p->errors++;
+		p->lat[p->n++] = now_us() - t0;
+	}
+	close(fd);
+	return NULL;
+}
+
+/* The 1-minute load average of the machine. */
+static double
+loadavg(void)
+{
+	double	l = -1;
+	FILE	*f;
+
+	if ((f = fopen("/proc/loadavg", "r")) != NULL) {
+		if (fscanf(f, "%lf", &l) != 1)
+			l = -1;
+		fclose(f);
+	}
+	return l;
+}
+
 /* The import: assets a second (0 on failure). */
 static double
 import_run(uint16_t port)
@@ -425,7 +475,12 @@ main(void)
 	struct gwproc		*gp;
 	double			 na50, na99, a50, a99, w50, w99, nrate, grate;
 	double			 imp, cpu0, cpu1, t0[8], t1[8], tcpu = 0;
-	double			 tmax = 0;
+	double			 tmax = 0, txmax = -1, pr50, pr99, prmax;
+	double			 load0, load1;
+	struct prober		 pr;
+	pthread_t		 prth;
+	char			*log, *l;
+	int			 ntx = 0;
 	size_t			 nt, i;
 	long			 nerr, gerr;
 	int			 e1, e2, n;
@@ -479,8 +534,30 @@ main(void)
 	cpu1 = gwproc_cpu(gp);
 	gwproc_wait_idle(gp, "ncs:n1", WIRE_WAIT_MS * 4);
 	/* the import's CPU per thread (the threads' order stays) */
+	load0 = loadavg();
+	memset(&pr, 0, sizeof pr);
+	pr.port = gp->api_port;
+	pr.cap = 100000;
+	if ((pr.lat = calloc((size_t)pr.cap, sizeof *pr.lat)) == NULL)
+		abort();
 	nt = thread_cpu(gp, t0, 8);
+	pthread_create(&prth, NULL, prober_main, &pr);
 	imp = import_run(gp->api_port);
+	pr.stop = 1;
+	pthread_join(prth, NULL);
+	load1 = loadavg();
+	pcts(pr.lat, pr.n, &pr50, &pr99);
+	prmax = pr.n > 0 ? pr.lat[pr.n - 1] / 1000.0 : -1;
+	free(pr.lat);
+	/* the longest transaction of the import, from the gateway's log */
+	if ((log = gwproc_log_text(gp)) != NULL &&
+	    (l = strstr(log, "event=api.import")) != NULL &&
+	    (l = strstr(l, "longest_tx_ms=")) != NULL)
+		txmax = atof(l + 14);
+	if (log != NULL && (l = strstr(log, "event=api.import")) != NULL &&
+	    (l = strstr(l, "transactions=")) != NULL)
+		ntx = atoi(l + 13);
+	free(log);
 	if (thread_cpu(gp, t1, 8) == nt)
 		for (i = 0; i < nt; i++) {
 			tcpu += t1[i] - t0[i];
@@ -503,12 +580,20 @@ main(void)
 		printf("%-44s %7.1f /%6.1f %14s\n", "import CPU us/asset: all / "
 		    "busiest thread", tcpu * 1e6 / nimport, tmax * 1e6 /
 		    nimport, "-");
+	printf("%-44s %14.1f %14s\n", "import: longest transaction ms", txmax,
+	    "-");
+	printf("%-44s %6.2f /%6.2f %14s\n", "PUT answer ms during the import "
+	    "p50 / max", pr50, prmax, "-");
 	printf("paced: %d PUTs at %d/s over %d connections; rate: %d "
-	    "clients for %d s (mosgw CPU %.2f s); import: %d assets\n", n,
-	    rate, paced, nclients, secs, cpu1 - cpu0, nimport);
-	if (e1 + e2 > 0 || nerr + gerr > 0)
+	    "clients for %d s (mosgw CPU %.2f s); import: %d assets in %d "
+	    "transactions, %d PUTs beside it; load average %.1f before the "
+	    "import, %.1f after (%ld cores)\n", n, rate, paced, nclients, secs,
+	    cpu1 - cpu0, nimport, ntx, pr.n, load0, load1,
+	    sysconf(_SC_NPROCESSORS_ONLN));
+	if (e1 + e2 > 0 || nerr + gerr > 0 || pr.errors > 0)
 		printf("errors: paced %d (null) %d (mosgw), rate %ld (null) "
-		    "%ld (mosgw)\n", e1, e2, nerr, gerr);
+		    "%ld (mosgw), PUTs beside the import %d\n", e1, e2, nerr,
+		    gerr, pr.errors);
 	gwproc_free(gp);
 	ncspeer_free(ncs);
 	return 0;
