@@ -626,7 +626,7 @@ api_assets_list(struct api_req *r)
  * memory is the body not read yet and two chunks. A chunk is sized from
  * how long the last transaction took, so that one transaction holds the
  * database for about IMPORT_TX_US: the PUTs, completions and history rows
- * queued behind it wait no longer than that.
+ * queued behind the import wait for one such transaction, not for all.
  */
 
 /* One line of an import. */
