@@ -18,7 +18,8 @@
  *             with one client sending PUTs one after the other beside it
  *             (their answer times: what a transaction of the import makes
  *             others wait), the longest transaction of the import (from
- *             the gateway's log) and the machine's load average
+ *             the gateway's log) and the machine's load average;
+ *             BENCH_API_PROBE=0: no PUTs beside it
  *
  * Figures only: nothing here is asserted. Every phase is bounded in time.
  * Environment: MOSGW_BIN, MOSGW_TOP, MOSGW_TMP as for the tests.
@@ -480,7 +481,7 @@ main(void)
 	struct prober		 pr;
 	pthread_t		 prth;
 	char			*log, *l;
-	int			 ntx = 0;
+	int			 ntx = 0, probe;
 	size_t			 nt, i;
 	long			 nerr, gerr;
 	int			 e1, e2, n;
@@ -540,11 +541,15 @@ main(void)
 	pr.cap = 100000;
 	if ((pr.lat = calloc((size_t)pr.cap, sizeof *pr.lat)) == NULL)
 		abort();
+	probe = getenv("BENCH_API_PROBE") == NULL ||
+	    strcmp(getenv("BENCH_API_PROBE"), "0") != 0;
 	nt = thread_cpu(gp, t0, 8);
-	pthread_create(&prth, NULL, prober_main, &pr);
+	if (probe)
+		pthread_create(&prth, NULL, prober_main, &pr);
 	imp = import_run(gp->api_port);
 	pr.stop = 1;
-	pthread_join(prth, NULL);
+	if (probe)
+		pthread_join(prth, NULL);
 	load1 = loadavg();
 	pcts(pr.lat, pr.n, &pr50, &pr99);
 	prmax = pr.n > 0 ? pr.lat[pr.n - 1] / 1000.0 : -1;
