@@ -615,6 +615,9 @@ test_unacked_fails(void **state)
 	GWRIG_CHECK(r, nids == 3);
 	GWRIG_CHECK(r, gwproc_log_count(r->gw, 0, "event=publish.unacked",
 	    (char *)NULL) == 3);
+	/* logged on the loop once FAILED is stored: it may come just after */
+	GWRIG_CHECK(r, gwproc_log_wait(r->gw, 0, RETRY_MS,
+	    "event=publish.failed", "obj=IT-U1", (char *)NULL) >= 0);
 	GWRIG_CHECK(r, gwproc_log_count(r->gw, 0, "event=publish.failed",
 	    "obj=IT-U1", (char *)NULL) == 1);
 	answer_plainly(r);
