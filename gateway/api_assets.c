@@ -164,16 +164,27 @@ asset_change_one(struct gwdb *g, struct asset_task *t)
 /*
  * The deliveries of the changes that were stored are claimed for the
  * publishers in the same transaction (a savepoint of its own: if the claim
- * fails, the changes still commit and a flush claims their jobs later).
+ * fails, the changes still commit and a flush claims their jobs later),
+ * one claim per NCS made by the first change stored: its answer comes
+ * first, and the others' right after it in the same turn of the loop.
  */
 static void
 asset_claim(struct gwdb *g, void **args, const int *rcs, size_t n)
 {
-	struct asset_task	*t;
+	struct asset_task	*t, *first = NULL;
 	size_t			 i;
 	int			 rc;
 
-	if (queue_tx_begin(g->q) != QUEUE_OK)
+	for (i = 0; i < n; i++) {
+		t = args[i];
+		if (rcs[i] != QUEUE_OK)
+			continue;
+		if (first == NULL)
+			first = t;
+		else
+			publisher_claims_merge(&first->claims, &t->claims);
+	}
+	if (first == NULL || queue_tx_begin(g->q) != QUEUE_OK)
 		return;
 	for (i = 0, rc = QUEUE_OK; i < n && rc == QUEUE_OK; i++) {
 		t = args[i];

@@ -948,12 +948,34 @@ publisher_claims_run(struct gwdb *g, struct pub_work_list *l)
 	int		 rc;
 
 	TAILQ_FOREACH(w, l, entry) {
-		if ((rc = pub_run_claim(g, w)) != QUEUE_OK) {
+		if (w->want > 0 && (rc = pub_run_claim(g, w)) != QUEUE_OK) {
 			publisher_claims_undo(l);
 			return rc;
 		}
 	}
 	return QUEUE_OK;
+}
+
+/*
+ * Bookkeeping thread: the claims of from made by those of into (one claim
+ * per NCS for changes committed together): for each NCS in both, into's
+ * claim wants from's jobs too and from's wants none.
+ */
+void
+publisher_claims_merge(struct pub_work_list *into, struct pub_work_list *from)
+{
+	struct pub_work	*w, *to;
+
+	TAILQ_FOREACH(w, from, entry) {
+		TAILQ_FOREACH(to, into, entry) {
+			if (strcmp(to->ncs, w->ncs) == 0 && to->want > 0)
+				break;
+		}
+		if (to != NULL) {
+			to->want += w->want;
+			w->want = 0;
+		}
+	}
 }
 
 /* Forget what publisher_claims_run() claimed (it was rolled back). */
