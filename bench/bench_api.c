@@ -20,6 +20,10 @@
  *             others wait), the longest transaction of the import (from
  *             the gateway's log) and the machine's load average;
  *             BENCH_API_PROBE=0: no PUTs beside it
+ *   fsync     the floor of a durable commit: BENCH_API_FSYNCS times
+ *             (default 1000) a 4 KiB append to a file beside the database
+ *             and fdatasync(2), as SQLite's WAL commit with synchronous =
+ *             full does at the least; measured just before the paced PUTs
  *
  * Figures only: nothing here is asserted. Every phase is bounded in time.
  * Environment: MOSGW_BIN, MOSGW_TOP, MOSGW_TMP as for the tests.
@@ -29,6 +33,7 @@
 #include "gateway/tests/httpc.c"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <pthread.h>
 
 #include <event2/buffer.h>
@@ -40,6 +45,7 @@
 #define MAX_CLIENTS	256
 
 static int	rate = 1000, paced = 4, nclients = 32, secs = 3, nimport = 20000;
+static int	nfsync = 1000;
 
 /* ------------------------------------------------------------------------ */
 /* The ceiling: evhttp answering at once. */
@@ -421,6 +427,45 @@ import_run(uint16_t port)
 	return s;
 }
 
+/*
+ * The fsync floor on the file system of the database (dir): 4 KiB appended
+ * and fdatasync'd n times; p50 and p99 in ms (-1 if the file fails).
+ */
+static void
+fsync_run(const char *dir, int n, double *p50, double *p99)
+{
+	static const char	 page[4096];
+	int64_t			*v, t;
+	char			 path[512];
+	int			 fd, i;
+
+	*p50 = *p99 = -1;
+	snprintf(path, sizeof path, "%s/fsync-floor.%d", dir, (int)getpid());
+	if ((v = calloc((size_t)n, sizeof *v)) == NULL)
+		abort();
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+	    0600)) == -1) {
+		fprintf(stderr, "bench_api: %s: %s\n", path, strerror(errno));
+		free(v);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		t = now_us();
+		if (pwrite(fd, page, sizeof page, (off_t)i * (off_t)sizeof page)
+		    != (ssize_t)sizeof page || fdatasync(fd) != 0) {
+			fprintf(stderr, "bench_api: %s: %s\n", path,
+			    strerror(errno));
+			break;
+		}
+		v[i] = now_us() - t;
+	}
+	if (i == n)
+		pcts(v, n, p50, p99);
+	close(fd);
+	unlink(path);
+	free(v);
+}
+
 /* CPU seconds of each thread of the gateway (up to max); how many. */
 static size_t
 thread_cpu(struct gwproc *gp, double *v, size_t max)
@@ -475,6 +520,7 @@ main(void)
 	struct gwproc_opts	 o;
 	struct gwproc		*gp;
 	double			 na50, na99, a50, a99, w50, w99, nrate, grate;
+	double			 f50, f99;
 	double			 imp, cpu0, cpu1, t0[8], t1[8], tcpu = 0;
 	double			 tmax = 0, txmax = -1, pr50, pr99, prmax;
 	double			 load0, load1;
@@ -492,6 +538,7 @@ main(void)
 	nclients = env_int("BENCH_API_CLIENTS", nclients, MAX_CLIENTS);
 	secs = env_int("BENCH_API_SECS", secs, 60);
 	nimport = env_int("BENCH_API_IMPORT", nimport, 1000000);
+	nfsync = env_int("BENCH_API_FSYNCS", nfsync, 1000000);
 	n = rate * secs;
 	signal(SIGPIPE, SIG_IGN);
 	mos_init();
@@ -528,6 +575,7 @@ main(void)
 		fprintf(stderr, "bench_api: the gateway did not start\n");
 		return 1;
 	}
+	fsync_run(gp->dir, nfsync, &f50, &f99);
 	e2 = paced_run(gp->api_port, ncs, "L-", n, &a50, &a99, &w50, &w99);
 	gwproc_wait_idle(gp, "ncs:n1", WIRE_WAIT_MS);
 	cpu0 = gwproc_cpu(gp);
@@ -572,11 +620,12 @@ main(void)
 
 	printf("api: synchronous=full, history off, one scripted NCS acking "
 	    "every mosObj; ceiling: an evhttp handler that only answers\n");
-	printf("%-44s %14s %14s\n", "", "mosgw", "evhttp null");
-	printf("%-44s %6.2f /%6.2f %6.2f /%6.2f\n", "PUT answer ms p50 / p99 "
-	    "(paced)", a50, a99, na50, na99);
-	printf("%-44s %6.2f /%6.2f %14s\n", "PUT-to-wire ms p50 / p99 (paced)",
-	    w50, w99, "-");
+	printf("%-44s %14s %14s %14s\n", "", "mosgw", "evhttp null",
+	    "bare fsync");
+	printf("%-44s %6.2f /%6.2f %6.2f /%6.2f %6.2f /%6.2f\n", "PUT answer ms "
+	    "p50 / p99 (paced)", a50, a99, na50, na99, f50, f99);
+	printf("%-44s %6.2f /%6.2f %14s %6.2f /%6.2f\n", "PUT-to-wire ms p50 / "
+	    "p99 (paced)", w50, w99, "-", f50, f99);
 	printf("%-44s %14.0f %14.0f\n", "PUTs/s, many keep-alive clients",
 	    grate, nrate);
 	printf("%-44s %14.0f %14s\n", "imported assets/s (one NDJSON POST)",
@@ -592,9 +641,10 @@ main(void)
 	printf("paced: %d PUTs at %d/s over %d connections; rate: %d "
 	    "clients for %d s (mosgw CPU %.2f s); import: %d assets in %d "
 	    "transactions, %d PUTs beside it; load average %.1f before the "
-	    "import, %.1f after (%ld cores)\n", n, rate, paced, nclients, secs,
-	    cpu1 - cpu0, nimport, ntx, pr.n, load0, load1,
-	    sysconf(_SC_NPROCESSORS_ONLN));
+	    "import, %.1f after (%ld cores); bare fsync: %d x (4 KiB append "
+	    "+ fdatasync) beside the database, just before the paced PUTs\n",
+	    n, rate, paced, nclients, secs, cpu1 - cpu0, nimport, ntx, pr.n,
+	    load0, load1, sysconf(_SC_NPROCESSORS_ONLN), nfsync);
 	if (e1 + e2 > 0 || nerr + gerr > 0 || pr.errors > 0)
 		printf("errors: paced %d (null) %d (mosgw), rate %ld (null) "
 		    "%ld (mosgw), PUTs beside the import %d\n", e1, e2, nerr,

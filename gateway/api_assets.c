@@ -4,7 +4,9 @@
  * field names, types and error places are the codec's), less what mosgw
  * owns: objID (from the path), objRev, status, created, changed. The
  * catalog change and its delivery jobs commit in one durable transaction
- * on the bookkeeping thread; the reply is sent from its done callback.
+ * on the bookkeeping thread, which also claims the deliveries for the
+ * publishers and builds their mosObj; the reply is sent from its done
+ * callback, when the mosObj joins the publishers' windows.
  */
 #include <sqlite3.h>
 #include <stdarg.h>
@@ -43,6 +45,7 @@ struct asset_task {
 	json_t			*out;		/* the answer's body */
 	char			*after;		/* list */
 	size_t			 limit;
+	struct pub_work_list	 claims;	/* put, delete: its mosObj */
 };
 
 static void
@@ -55,6 +58,7 @@ asset_task_free(struct asset_task *t)
 	free(t->after);
 	if (t->out != NULL)
 		json_decref(t->out);
+	publisher_offer(t->gw, &t->claims, false);
 	free(t);
 }
 
@@ -161,6 +165,46 @@ asset_change_one(struct gwdb *g, struct asset_task *t)
 }
 
 /*
+ * The deliveries of the changes that were stored are claimed for the
+ * publishers in the same transaction (a savepoint of its own: if the claim
+ * fails, the changes still commit and a flush claims their jobs later),
+ * one claim per NCS made by the first change stored: its answer comes
+ * first, and the others' right after it in the same turn of the loop.
+ */
+static void
+asset_claim(struct gwdb *g, void **args, const int *rcs, size_t n)
+{
+	struct asset_task	*t, *first = NULL;
+	size_t			 i;
+	int			 rc;
+
+	for (i = 0; i < n; i++) {
+		t = args[i];
+		if (rcs[i] != QUEUE_OK)
+			continue;
+		if (first == NULL)
+			first = t;
+		else
+			publisher_claims_merge(&first->claims, &t->claims);
+	}
+	if (first == NULL || queue_tx_begin(g->q) != QUEUE_OK)
+		return;
+	for (i = 0, rc = QUEUE_OK; i < n && rc == QUEUE_OK; i++) {
+		t = args[i];
+		if (rcs[i] == QUEUE_OK)
+			rc = publisher_claims_run(g, &t->claims);
+	}
+	if (rc == QUEUE_OK)
+		rc = queue_tx_commit(g->q);
+	else
+		queue_tx_rollback(g->q);
+	for (i = 0; rc != QUEUE_OK && i < n; i++) {
+		t = args[i];
+		publisher_claims_undo(&t->claims);
+	}
+}
+
+/*
  * Group commit: the puts and deletes queued together share one durable
  * transaction (one fsync), each in its own savepoint; every answer waits
  * for the commit.
@@ -176,6 +220,8 @@ asset_change_batch(struct gwdb *g, void **args, int *rcs, size_t n)
 	    (rc = queue_tx_begin(g->q)) == QUEUE_OK) {
 		for (i = 0; i < n && !asset_db_failed(rc); i++)
 			rc = rcs[i] = asset_change_one(g, args[i]);
+		if (!asset_db_failed(rc))
+			asset_claim(g, args, rcs, n);
 		if (asset_db_failed(rc))
 			queue_tx_rollback(g->q);
 		else
@@ -214,7 +260,9 @@ asset_change_done(void *arg, int rc)
 	struct asset_task	*t = arg;
 
 	if (rc == QUEUE_OK) {
-		api_asset_wake(t->gw);
+		/* a flush claims what the change's own claims did not */
+		if (!publisher_offer(t->gw, &t->claims, true))
+			api_asset_wake(t->gw);
 		api_reply_json(t->r, 202, t->out);
 		t->out = NULL;
 	} else if (rc == QUEUE_ESTATE)
@@ -441,6 +489,7 @@ api_asset_put(struct api_req *r)
 		return;
 	}
 	json_decref(body);
+	publisher_tickets(t->gw, 1, &t->claims);
 	dbw_submit_batch(t->gw->dbw, asset_change_batch, asset_change_done, t);
 }
 
@@ -452,6 +501,7 @@ api_asset_delete(struct api_req *r)
 
 	if ((t = asset_task_new(r)) == NULL)
 		return;
+	publisher_tickets(t->gw, 1, &t->claims);
 	dbw_submit_batch(t->gw->dbw, asset_change_batch, asset_change_done, t);
 }
 

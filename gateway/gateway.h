@@ -1495,6 +1495,24 @@ int		 publisher_run(struct gwdb *, struct pub_work_list *);
 void		 publisher_settle(struct gw *, struct pub_work_list *,
 		    bool committed);
 void		 publisher_works_free(struct pub_work_list *);
+/*
+ * Claims that ride along in another transaction (an asset change), so
+ * that its mosObj goes out once that one commit is durable: tickets (loop
+ * thread, when the change is queued) for up to want jobs of every NCS that
+ * can send now; claims_run (bookkeeping thread, inside the transaction,
+ * after the change; on failure roll back what it did; undo: forget the
+ * claims of a transaction rolled back later; merge: one claim per NCS for
+ * changes committed together); offer (loop thread,
+ * after the commit): the jobs join the windows and leave, or go back.
+ */
+void		 publisher_tickets(struct gw *, size_t want,
+		    struct pub_work_list *);
+int		 publisher_claims_run(struct gwdb *, struct pub_work_list *);
+void		 publisher_claims_undo(struct pub_work_list *);
+void		 publisher_claims_merge(struct pub_work_list *into,
+		    struct pub_work_list *from);
+bool		 publisher_offer(struct gw *, struct pub_work_list *,
+		    bool committed);
 
 /* ------------------------------------------------------------------------ */
 /* dbw.c: the bookkeeping thread, with its own database connection. */

@@ -22,6 +22,12 @@
  * A job is claimed only when no job of the same object is in the window or
  * in flight (else it goes back to the queue at once), so its status (NEW or
  * UPDATED) is read after the earlier delivery of that object was settled.
+ *
+ *   tickets  an asset change of the API claims its delivery in its own
+ *            transaction (publisher_tickets, _claims_run, _offer), so the
+ *            mosObj leaves once that one commit is durable; such a job
+ *            whose object turns out busy on the loop thread goes back
+ *            (pub_obj_busy), and so does one of a flush's claim.
  * A link that goes down keeps the message in flight (resent with its
  * messageID when a link comes back) and gives the window back to the queue.
  * A mosObj the NCS never answers (no mosAck after `retries` resends, and
@@ -640,36 +646,72 @@ pub_busy_list(struct publisher *p, struct pub_work *w)
 		w->busy[w->nbusy++] = xstrdup(p->cur.obj_id);
 }
 
+/* A work of p's NCS that claims up to want jobs (busy list left empty). */
+static struct pub_work *
+pub_work_new(struct publisher *p, size_t want)
+{
+	struct ncs	*n = p->ncs;
+	struct pub_work	*w;
+
+	w = xcalloc(1, sizeof *w);
+	w->ncs = xstrdup(n->conf->name);
+	if (want == 0)
+		return w;
+	w->want = want;
+	w->lane = xstrdup(p->lane);
+	w->worker = xstrdup(p->worker);
+	w->lease_ms = n->gw->cfg->lease_ms;
+	w->mos_id = xstrdup(n->gw->cfg->mos_id);
+	w->target = n->active;
+	w->ncs_id = xstrdup(ncs_wire_id(n, n->active));
+	w->enc = n->conf->encoding == MOS_ENC_UTF8 ? MOS_ENC_UTF8 :
+	    MOS_ENC_UTF16BE;
+	return w;
+}
+
 /* What one publisher has for this flush, or NULL. */
 static struct pub_work *
 pub_take(struct publisher *p)
 {
-	struct ncs	*n = p->ncs;
 	struct pub_work	*w;
 	bool		 claim = pub_wants_claim(p);
-	size_t		 room = PUB_WINDOW - p->count;
 
 	if (p->flying != NULL || (p->ops.n == 0 && !claim))
 		return NULL;
-	w = xcalloc(1, sizeof *w);
+	w = pub_work_new(p, claim ? PUB_WINDOW - p->count : 0);
 	w->owner = p;
-	w->ncs = xstrdup(n->conf->name);
 	pub_ops_move(&w->ops, &p->ops);
 	if (claim) {
-		w->want = room;
-		w->lane = xstrdup(p->lane);
-		w->worker = xstrdup(p->worker);
-		w->lease_ms = n->gw->cfg->lease_ms;
-		w->mos_id = xstrdup(n->gw->cfg->mos_id);
-		w->target = n->active;
-		w->ncs_id = xstrdup(ncs_wire_id(n, n->active));
-		w->enc = n->conf->encoding == MOS_ENC_UTF8 ? MOS_ENC_UTF8 :
-		    MOS_ENC_UTF16BE;
 		pub_busy_list(p, w);
 		evtimer_del(p->poll_ev);
 	}
 	p->flying = w;
 	return w;
+}
+
+/*
+ * Claims that ride along in the transaction of an asset change (want jobs
+ * of each NCS whose publisher can send now), so that the change's mosObj
+ * leaves as soon as that transaction is durable, without a flush of its
+ * own: publisher_claims_run() inside the transaction, publisher_offer()
+ * after it. The busy objects are checked on the loop thread when the jobs
+ * are offered, not here.
+ */
+void
+publisher_tickets(struct gw *gw, size_t want, struct pub_work_list *l)
+{
+	struct ncs	*n;
+	struct pub_work	*w;
+
+	TAILQ_INIT(l);
+	for (n = TAILQ_FIRST(&gw->ncs); n != NULL; n = TAILQ_NEXT(n, entry)) {
+		if (!n->conf->publish || gw->stopping || want == 0 ||
+		    n->pub->count >= PUB_WINDOW ||
+		    !link_is_up(ncs_active_link(n, GW_PORT_LOWER)))
+			continue;
+		w = pub_work_new(n->pub, want);
+		TAILQ_INSERT_TAIL(l, w, entry);
+	}
 }
 
 /* Every publisher's work, and what earlier flushes left, into l. */
@@ -869,7 +911,8 @@ pub_run_claim(struct gwdb *g, struct pub_work *w)
 		return rc;
 	}
 	w->jobs = xreallocarray(NULL, cnt + 1, sizeof *w->jobs);
-	qsort(w->busy, w->nbusy, sizeof *w->busy, pub_strcmp);
+	if (w->nbusy > 1)
+		qsort(w->busy, w->nbusy, sizeof *w->busy, pub_strcmp);
 	for (i = 0; i < cnt && rc == QUEUE_OK; i++)
 		rc = pub_run_job(g, w, &jobs[i]);
 	for (i = 0; i < cnt; i++)
@@ -892,6 +935,57 @@ publisher_run(struct gwdb *g, struct pub_work_list *l)
 			return rc;
 	}
 	return QUEUE_OK;
+}
+
+/*
+ * The claims of publisher_tickets(), inside the caller's transaction; on
+ * failure nothing of them is kept (the caller rolls back what they did).
+ */
+int
+publisher_claims_run(struct gwdb *g, struct pub_work_list *l)
+{
+	struct pub_work	*w;
+	int		 rc;
+
+	TAILQ_FOREACH(w, l, entry) {
+		if (w->want > 0 && (rc = pub_run_claim(g, w)) != QUEUE_OK) {
+			publisher_claims_undo(l);
+			return rc;
+		}
+	}
+	return QUEUE_OK;
+}
+
+/*
+ * Bookkeeping thread: the claims of from made by those of into (one claim
+ * per NCS for changes committed together): for each NCS in both, into's
+ * claim wants from's jobs too and from's wants none.
+ */
+void
+publisher_claims_merge(struct pub_work_list *into, struct pub_work_list *from)
+{
+	struct pub_work	*w, *to;
+
+	TAILQ_FOREACH(w, from, entry) {
+		TAILQ_FOREACH(to, into, entry) {
+			if (strcmp(to->ncs, w->ncs) == 0 && to->want > 0)
+				break;
+		}
+		if (to != NULL) {
+			to->want += w->want;
+			w->want = 0;
+		}
+	}
+}
+
+/* Forget what publisher_claims_run() claimed (it was rolled back). */
+void
+publisher_claims_undo(struct pub_work_list *l)
+{
+	struct pub_work	*w;
+
+	TAILQ_FOREACH(w, l, entry)
+		pub_work_unclaim(w);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -948,6 +1042,57 @@ pub_ops_results(struct pub_work *w)
 	}
 }
 
+/* Whether ops hold a completion or failure of obj_id not yet stored. */
+static bool
+pub_ops_touch(const struct pub_ops *o, const char *obj_id)
+{
+	size_t	i;
+
+	for (i = 0; i < o->n; i++) {
+		if (o->v[i].obj_id != NULL && strcmp(o->v[i].obj_id,
+		    obj_id) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Whether a delivery of obj_id is in the window, in flight, or settled
+ * but not yet stored (in the ops of the next flush or of the one running):
+ * a job of that object claimed elsewhere is given back, since its mosObj
+ * was built without the outcome of that delivery.
+ */
+static bool
+pub_obj_busy(const struct publisher *p, const char *obj_id)
+{
+	size_t	i;
+
+	if (p->has_cur && p->cur.obj_id != NULL &&
+	    strcmp(p->cur.obj_id, obj_id) == 0)
+		return true;
+	for (i = 0; i < p->count; i++) {
+		if (p->win[(p->head + i) % PUB_WINDOW].obj_id != NULL &&
+		    strcmp(p->win[(p->head + i) % PUB_WINDOW].obj_id,
+		    obj_id) == 0)
+			return true;
+	}
+	return pub_ops_touch(&p->ops, obj_id) || (p->flying != NULL &&
+	    pub_ops_touch(&p->flying->ops, obj_id));
+}
+
+/* The publisher of the NCS named ncs, or NULL (it was removed). */
+static struct publisher *
+pub_by_name(struct gw *gw, const char *ncs)
+{
+	struct ncs	*n;
+
+	for (n = TAILQ_FIRST(&gw->ncs); n != NULL; n = TAILQ_NEXT(n, entry)) {
+		if (strcmp(n->conf->name, ncs) == 0)
+			return n->pub;
+	}
+	return NULL;
+}
+
 /*
  * A claimed job joins the window ahead of the jobs of a lower priority
  * (a live change before the initial sync's): no job of the same object is
@@ -969,11 +1114,14 @@ pub_window_add(struct publisher *p, struct pub_job *j)
 	p->win[(p->head + i) % PUB_WINDOW] = *j;
 }
 
-/* The claimed jobs join the window, or go back if it cannot take them. */
+/*
+ * The claimed jobs of w join p's window, or go back if it cannot take them
+ * (or another delivery of the same object got there first: see
+ * pub_obj_busy).
+ */
 static void
-pub_take_jobs(struct gw *gw, struct pub_work *w)
+pub_take_jobs(struct gw *gw, struct publisher *p, struct pub_work *w)
 {
-	struct publisher	*p = w->owner;
 	struct pub_ops		 back = { NULL, 0, 0 };
 	struct pub_job		*j;
 	size_t			 i;
@@ -983,13 +1131,14 @@ pub_take_jobs(struct gw *gw, struct pub_work *w)
 	    link_is_up(ncs_active_link(p->ncs, GW_PORT_LOWER));
 	for (i = 0; i < w->njobs; i++) {
 		j = &w->jobs[i];
-		if (take && p->count < PUB_WINDOW) {
+		if (take && p->count < PUB_WINDOW &&
+		    !pub_obj_busy(p, j->obj_id)) {
 			pub_window_add(p, j);
 			memset(j, 0, sizeof *j);
 		} else if (j->action != PUB_RETRY)
 			pub_op_release(p != NULL ? &p->ops : &back, j, 0);
 	}
-	if (p != NULL) {
+	if (p != NULL && p == w->owner) {
 		/* nothing to send came of it: look again after PUB_POLL_MS */
 		p->claimed_none = w->want > 0 && w->njobs == 0;
 		if (w->deferred > 0)
@@ -1000,6 +1149,34 @@ pub_take_jobs(struct gw *gw, struct pub_work *w)
 	pub_orphan(gw, w->ncs, &back);
 	if (p != NULL && p->ops.n > 0)
 		gw_flush_soon(gw);
+}
+
+/*
+ * After the transaction of publisher_claims_run() committed (committed
+ * false: it did not, nothing was claimed): the jobs join their windows and
+ * go out at once. Frees the works. Whether there were claims and each got
+ * as many jobs as it wanted (else a flush may find more).
+ */
+bool
+publisher_offer(struct gw *gw, struct pub_work_list *l, bool committed)
+{
+	struct pub_work		*w;
+	struct publisher	*p;
+	bool			 full = !TAILQ_EMPTY(l) && committed;
+
+	while ((w = TAILQ_FIRST(l)) != NULL) {
+		TAILQ_REMOVE(l, w, entry);
+		if (w->njobs < w->want)
+			full = false;
+		if (committed && w->njobs > 0) {
+			p = pub_by_name(gw, w->ncs);
+			pub_take_jobs(gw, p, w);
+			if (p != NULL)
+				publisher_pump(p);
+		}
+		pub_work_free(w);
+	}
+	return full;
 }
 
 /* Results back to the publishers, or everything kept for the next flush. */
@@ -1015,7 +1192,7 @@ publisher_settle(struct gw *gw, struct pub_work_list *l, bool committed)
 			w->owner->flying = NULL;
 		if (committed) {
 			pub_ops_results(w);
-			pub_take_jobs(gw, w);
+			pub_take_jobs(gw, w->owner, w);
 		} else if (w->owner != NULL) {
 			/* the older ops first */
 			pub_ops_move(&w->ops, &w->owner->ops);

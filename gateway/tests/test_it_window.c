@@ -8,6 +8,12 @@
  * change arrives (at least once, the one in flight perhaps twice, nothing
  * lost or FAILED); a large backlog is drained in queue order with
  * increasing messageIDs.
+ *
+ * A change made through the API has its delivery claimed in the change's
+ * own transaction: when the 202 comes, the job is already RUNNING for the
+ * gateway (no flush or poll between the commit and the send); a change of
+ * an object whose earlier delivery is still in flight is given back and
+ * sent after that delivery's ACK, as UPDATED.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,21 +25,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "gateway/gateway.h"
+#include "gateway/tests/httpc.h"
 #include "gateway/tests/itutil.h"
 
 #define WAIT_MS		10000
+#define TOK		"window-write-token-0123456789"
 
-/* Put objects "<prefix>NNN" for the numbers given, in one transaction. */
-static int
-put_many(struct gwrig *r, const char *prefix, const int *nums, size_t n)
+/* A connection of our own to the gateway's database file, or NULL. */
+static struct gwdb *
+db_open(struct gwrig *r)
 {
 	struct gwdb_opts	 o;
-	struct catalog_asset	 a;
 	struct gwdb		*g = NULL;
-	char			 id[64], *err = NULL;
-	size_t			 i;
-	int			 rc;
+	char			*err = NULL;
 
 	memset(&o, 0, sizeof o);
 	o.path = r->gw->db;
@@ -41,8 +48,23 @@ put_many(struct gwrig *r, const char *prefix, const int *nums, size_t n)
 	if (gwdb_open(&g, &o, &err) != QUEUE_OK) {
 		fprintf(stderr, "gwdb_open: %s\n", err);
 		free(err);
-		return -1;
+		return NULL;
 	}
+	return g;
+}
+
+/* Put objects "<prefix>NNN" for the numbers given, in one transaction. */
+static int
+put_many(struct gwrig *r, const char *prefix, const int *nums, size_t n)
+{
+	struct catalog_asset	 a;
+	struct gwdb		*g;
+	char			 id[64], *err = NULL;
+	size_t			 i;
+	int			 rc;
+
+	if ((g = db_open(r)) == NULL)
+		return -1;
 	memset(&a, 0, sizeof a);
 	a.slug = xstrdup("Window test");
 	a.type = xstrdup("VIDEO");
@@ -221,6 +243,144 @@ test_backlog_order(void **state)
 	}
 }
 
+/* The gateway with a write token for the API. */
+static int
+setup_api(void **state)
+{
+	struct gwproc_opts	o;
+
+	memset(&o, 0, sizeof o);
+	o.api_tokens = "mam write " TOK "\n";
+	o.log_level = "info";
+	return itutil_setup_opts(state, MOS_ENC_UTF16BE, &o);
+}
+
+/* PUT an asset through the API: the jobId of its delivery, or -1. */
+static int64_t
+api_put(struct gwrig *r, const char *obj_id)
+{
+	struct httpc_resp	 resp;
+	json_t			*o, *job;
+	char			 path[96];
+	int64_t			 id = -1;
+
+	snprintf(path, sizeof path, "/v1/assets/%s", obj_id);
+	memset(&resp, 0, sizeof resp);
+	if (httpc_once(r->gw->api_port, "PUT", path, TOK, NULL,
+	    "{\"objSlug\":\"Window test\",\"objDur\":100,\"objTB\":50}",
+	    &resp) != 0 || resp.status != 202 ||
+	    (o = json_loads(resp.body, 0, NULL)) == NULL) {
+		fprintf(stderr, "PUT %s: %d %s\n", obj_id, resp.status,
+		    resp.body != NULL ? resp.body : "");
+		httpc_resp_clear(&resp);
+		return -1;
+	}
+	if ((job = json_array_get(json_object_get(o, "jobs"), 0)) != NULL)
+		id = json_integer_value(json_object_get(job, "jobId"));
+	json_decref(o);
+	httpc_resp_clear(&resp);
+	return id;
+}
+
+/* The job as committed in the database file: state, and whose. */
+static int
+job_state(struct gwrig *r, int64_t id, char *worker, size_t len)
+{
+	struct queue_job	 j;
+	struct gwdb		*g;
+	int			 st = -1;
+
+	if ((g = db_open(r)) == NULL)
+		return -1;
+	memset(&j, 0, sizeof j);
+	if (queue_get(g->q, id, &j) == QUEUE_OK) {
+		st = (int)j.state;
+		snprintf(worker, len, "%s", j.worker != NULL ? j.worker : "");
+	}
+	queue_job_clear(&j);
+	gwdb_close(g);
+	return st;
+}
+
+/*
+ * Answered means claimed: the delivery of a PUT is RUNNING for the
+ * gateway's publisher when the 202 arrives (the NCS holds its answers, so
+ * nothing has settled it since), also while an earlier one is in flight;
+ * both go out in order once the NCS answers.
+ */
+static void
+test_put_claimed_in_its_commit(void **state)
+{
+	struct gwrig			*r = *state;
+	struct ncspeer_policy		 pol;
+	struct ncspeer_match		 mt = { .type = "mosObj",
+					    .port = NCSPEER_LOWER,
+					    .side = NCSPEER_ACCEPTED };
+	const struct ncspeer_frame	*v[8];
+	char				 who[128], want[64];
+	int64_t				 a, b;
+
+	memset(&pol, 0, sizeof pol);
+	pol.ack_delay_ms = -1;
+	ncspeer_set_policy(r->ncs, &pol);
+	snprintf(want, sizeof want, GW_WORKER_PREFIX "%d:", (int)r->gw->pid);
+	GWRIG_CHECK(r, (a = api_put(r, "TICKET-A")) > 0);
+	GWRIG_CHECK(r, job_state(r, a, who, sizeof who) == QUEUE_RUNNING);
+	GWRIG_CHECK(r, strncmp(who, want, strlen(want)) == 0);
+	mt.obj_id = "TICKET-A";
+	GWRIG_CHECK(r, ncspeer_wait(r->ncs, &mt, WAIT_MS) != NULL);
+	/* A is in flight, unanswered: B waits in the window, claimed */
+	GWRIG_CHECK(r, (b = api_put(r, "TICKET-B")) > 0);
+	GWRIG_CHECK(r, job_state(r, b, who, sizeof who) == QUEUE_RUNNING);
+	GWRIG_CHECK(r, strncmp(who, want, strlen(want)) == 0);
+	pol.ack_delay_ms = 0;
+	ncspeer_set_policy(r->ncs, &pol);
+	GWRIG_CHECK(r, gwproc_wait_jobs(r->gw, r->lane, QUEUE_DONE, 2,
+	    WAIT_MS) == 2);
+	GWRIG_CHECK(r, gwproc_wait_idle(r->gw, r->lane, WAIT_MS) == 0);
+	GWRIG_CHECK(r, objs(r, v, nitems(v)) == 2);
+	GWRIG_CHECK(r, strcmp(v[0]->msg->u.mos_obj.obj_id, "TICKET-A") == 0);
+	GWRIG_CHECK(r, strcmp(v[1]->msg->u.mos_obj.obj_id, "TICKET-B") == 0);
+	GWRIG_CHECK(r, strcmp(v[1]->msg->u.mos_obj.status, "NEW") == 0);
+}
+
+/*
+ * A PUT of an object whose NEW is in flight: its delivery, claimed in the
+ * PUT's commit, is given back and goes out after the ACK as UPDATED with
+ * the new objRev (never NEW twice).
+ */
+static void
+test_put_while_in_flight(void **state)
+{
+	struct gwrig			*r = *state;
+	struct ncspeer_policy		 pol;
+	struct ncspeer_match		 mt = { .type = "mosObj",
+					    .port = NCSPEER_LOWER,
+					    .side = NCSPEER_ACCEPTED,
+					    .obj_id = "FLIGHT" };
+	const struct ncspeer_frame	*v[8];
+	const struct mos_obj		*d[8];
+	size_t				 n;
+
+	memset(&pol, 0, sizeof pol);
+	pol.ack_delay_ms = -1;
+	ncspeer_set_policy(r->ncs, &pol);
+	GWRIG_CHECK(r, api_put(r, "FLIGHT") > 0);
+	GWRIG_CHECK(r, ncspeer_wait(r->ncs, &mt, WAIT_MS) != NULL);
+	GWRIG_CHECK(r, api_put(r, "FLIGHT") > 0);
+	pol.ack_delay_ms = 0;
+	ncspeer_set_policy(r->ncs, &pol);
+	GWRIG_CHECK(r, gwproc_wait_jobs(r->gw, r->lane, QUEUE_DONE, 2,
+	    WAIT_MS) == 2);
+	GWRIG_CHECK(r, gwproc_wait_idle(r->gw, r->lane, WAIT_MS) == 0);
+	GWRIG_CHECK(r, gwproc_job_count(r->gw, r->lane, QUEUE_FAILED) == 0);
+	n = objs(r, v, nitems(v));
+	GWRIG_CHECK(r, deliveries(v, n, "FLIGHT", d, nitems(d)) == 2);
+	GWRIG_CHECK(r, strcmp(d[0]->status, "NEW") == 0 && d[0]->obj_rev == 1);
+	GWRIG_CHECK(r, strcmp(d[1]->status, "UPDATED") == 0 &&
+	    d[1]->obj_rev == 2);
+}
+
 int
 main(void)
 {
@@ -231,6 +391,10 @@ main(void)
 		    itutil_setup, itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_backlog_order,
 		    itutil_setup, itutil_teardown),
+		cmocka_unit_test_setup_teardown(test_put_claimed_in_its_commit,
+		    setup_api, itutil_teardown),
+		cmocka_unit_test_setup_teardown(test_put_while_in_flight,
+		    setup_api, itutil_teardown),
 	};
 
 	mos_init();
