@@ -158,19 +158,22 @@ fail:
 	return -1;
 }
 
-int
-httpc_do(int fd, const char *method, const char *path, const char *token,
-    const char *headers, const char *body, struct httpc_resp *r)
+/* A request with its body's content type, answered within timeout_ms. */
+static int
+httpc_request(int fd, const char *method, const char *path, const char *token,
+    const char *headers, const char *ctype, const char *body, int timeout_ms,
+    struct httpc_resp *r)
 {
 	char	*req;
 	int	 n, rc;
 
 	n = asprintf(&req, "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\n%s%s%s%s"
-	    "%s%s%.0zu%s\r\n%s", method, path,
+	    "%s%s%s%s%.0zu%s\r\n%s", method, path,
 	    token != NULL ? "Authorization: Bearer " : "",
 	    token != NULL ? token : "", token != NULL ? "\r\n" : "",
 	    headers != NULL ? headers : "",
-	    body != NULL ? "Content-Type: application/json\r\n" : "",
+	    body != NULL ? "Content-Type: " : "",
+	    body != NULL ? ctype : "", body != NULL ? "\r\n" : "",
 	    body != NULL ? "Content-Length: " : "",
 	    body != NULL ? strlen(body) : 0, body != NULL ? "\r\n" : "",
 	    body != NULL ? body : "");
@@ -180,7 +183,29 @@ httpc_do(int fd, const char *method, const char *path, const char *token,
 	free(req);
 	if (rc != 0)
 		return -1;
-	return httpc_read(fd, r, HTTPC_TIMEOUT_MS);
+	return httpc_read(fd, r, timeout_ms);
+}
+
+int
+httpc_do(int fd, const char *method, const char *path, const char *token,
+    const char *headers, const char *body, struct httpc_resp *r)
+{
+	return httpc_request(fd, method, path, token, headers,
+	    "application/json", body, HTTPC_TIMEOUT_MS, r);
+}
+
+int
+httpc_import(uint16_t port, const char *token, const char *ndjson,
+    int timeout_ms, struct httpc_resp *r)
+{
+	int	fd, rc;
+
+	if ((fd = httpc_connect(port)) == -1)
+		return -1;
+	rc = httpc_request(fd, "POST", "/v1/assets:import", token, NULL,
+	    "application/x-ndjson", ndjson, timeout_ms, r);
+	close(fd);
+	return rc;
 }
 
 int

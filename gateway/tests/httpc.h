@@ -37,6 +37,12 @@ int		 httpc_do(int fd, const char *method, const char *path,
 int		 httpc_once(uint16_t port, const char *method, const char *path,
 		    const char *token, const char *headers, const char *body,
 		    struct httpc_resp *);
+/*
+ * POST /v1/assets:import with an NDJSON body on a new connection, answered
+ * within timeout_ms (an import may take longer than other requests).
+ */
+int		 httpc_import(uint16_t port, const char *token,
+		    const char *ndjson, int timeout_ms, struct httpc_resp *);
 /* A header's value (malloc'd), or NULL. */
 char		*httpc_header(const struct httpc_resp *, const char *name);
 /* True once the peer has closed the connection (within timeout_ms). */

@@ -247,22 +247,11 @@ raw(void **state, const char *text, size_t len, struct httpc_resp *r)
 static void
 raw_import(void **state, const char *body, struct httpc_resp *r)
 {
-	char	*text;
-	int	 fd, n;
-
-	n = asprintf(&text, "POST /v1/assets:import HTTP/1.1\r\n"
-	    "Authorization: Bearer " TOK_WRITE "\r\nContent-Type: "
-	    "application/x-ndjson\r\nContent-Length: %zu\r\n\r\n%s",
-	    strlen(body), body);
-	assert_true(n > 0);
-	assert_true((fd = httpc_connect(api_port(state))) >= 0);
-	assert_int_equal(httpc_write(fd, text, (size_t)n), 0);
-	free(text);
-	if (httpc_read(fd, r, HTTPC_TIMEOUT_MS * 3) != 0) {
+	if (httpc_import(api_port(state), TOK_WRITE, body,
+	    HTTPC_TIMEOUT_MS * 3, r) != 0) {
 		gwrig_dump(*state, "no HTTP answer", __FILE__, __LINE__);
 		fail_msg("no answer to the import");
 	}
-	close(fd);
 }
 
 /* Over a limit: 431, 413, 411, 408, 503, each problem+json. */

@@ -239,22 +239,12 @@ import(struct gwproc *gp, const char *ndjson)
 {
 	struct httpc_resp	 r;
 	json_t			*o;
-	char			*req;
-	int			 fd, len;
 
-	len = asprintf(&req, "POST /v1/assets:import HTTP/1.1\r\nHost: x\r\n"
-	    "Authorization: Bearer " TOK "\r\nContent-Type: "
-	    "application/x-ndjson\r\nContent-Length: %zu\r\n\r\n%s",
-	    strlen(ndjson), ndjson);
-	assert_true(len > 0);
-	assert_true((fd = httpc_connect(gp->api_port)) != -1);
-	assert_int_equal(httpc_write(fd, req, (size_t)len), 0);
-	free(req);
 	memset(&r, 0, sizeof r);
-	if (httpc_read(fd, &r, WAIT_MS) != 0 || r.status != 200)
+	if (httpc_import(gp->api_port, TOK, ndjson, WAIT_MS, &r) != 0 ||
+	    r.status != 200)
 		fail_msg("import: %d %s", r.status, r.body != NULL ? r.body :
 		    "");
-	close(fd);
 	assert_non_null(o = json_loads(r.body, 0, NULL));
 	httpc_resp_clear(&r);
 	return o;
