@@ -615,6 +615,28 @@ fs_same(const char *a, const char *b)
 	return a != NULL && b != NULL && strcmp(a, b) == 0;
 }
 
+/*
+ * How well answer a fits request r by the object both name (a mosObj or
+ * a mosAck for a mosReqObj): 2 the same object, 1 one of them names none,
+ * 0 two different objects. Requests without a messageID all share 0, so
+ * this is what tells their answers apart, as it does for an NCS.
+ */
+static int
+fs_fit(const struct fs_req *r, const struct mos_msg *a)
+{
+	const char	*want = NULL, *got = NULL;
+
+	if (r->m != NULL && r->m->type == MOS_T_MOS_REQ_OBJ)
+		want = r->m->u.mos_req_obj.obj_id;
+	if (a->type == MOS_T_MOS_OBJ)
+		got = a->u.mos_obj.obj_id;
+	else if (a->type == MOS_T_MOS_ACK)
+		got = a->u.mos_ack.obj_id;
+	if (want == NULL || got == NULL)
+		return 1;
+	return strcmp(want, got) == 0 ? 2 : 0;
+}
+
 /* An open request with that messageID other than the i-th; nreqs if none. */
 static size_t
 fs_open_other(size_t i, int32_t id)
@@ -639,16 +661,20 @@ fs_positive(const struct mos_msg *a, const struct mos_frame *f)
 	int			 pass;
 
 	/*
-	 * An open request first; else one a NACK was taken for while another
-	 * request with that messageID is open: the NACK was that one's (a
-	 * NACK sent at once overtakes an answer that waits for a commit).
+	 * An open request for the answer's object, then one where either
+	 * names none, then any open request (a wrong object fails its check);
+	 * else one a NACK was taken for while another request with that
+	 * messageID is open: the NACK was that one's (a NACK sent at once
+	 * overtakes an answer that waits for a commit).
 	 */
-	for (pass = 0; pass < 2; pass++)
+	for (pass = 0; pass < 4; pass++)
 	for (i = 0; i < fs.nreqs; i++) {
 		if (fs.reqs[i].m == NULL || fs.reqs[i].id != id)
 			continue;
-		if (pass == 0 ? fs.reqs[i].answered : !fs.reqs[i].answered ||
-		    fs.reqs[i].positive || (j = fs_open_other(i, id)) == fs.nreqs)
+		if (pass < 3 ? fs.reqs[i].answered ||
+		    fs_fit(&fs.reqs[i], a) < 2 - pass :
+		    !fs.reqs[i].answered || fs.reqs[i].positive ||
+		    (j = fs_open_other(i, id)) == fs.nreqs)
 			continue;
 		for (k = 0; k < nitems(fs_rules); k++) {
 			rule = &fs_rules[k];
@@ -664,7 +690,7 @@ fs_positive(const struct mos_msg *a, const struct mos_frame *f)
 		if (k == nitems(fs_rules) || (a->type == MOS_T_RO_ACK &&
 		    !fs_same(rostore_ro_id(fs.reqs[i].m), a->u.ro_ack.ro_id)))
 			continue;
-		if (pass == 1)
+		if (pass == 3)
 			fs.reqs[j].answered = true;
 		fs.reqs[i].answered = fs.reqs[i].positive = true;
 		fs.reqs[i].ncs = fs.sess != NULL ? fs.sess->ncs : NULL;
@@ -697,15 +723,22 @@ fs_positive(const struct mos_msg *a, const struct mos_frame *f)
 	    mos_type_name(a->type), a->has_message_id ? (int)a->message_id : 0);
 }
 
-/* Mark the first open request with that messageID answered (a NACK). */
+/*
+ * Mark answered (a NACK) the first open request with that messageID for
+ * the NACK's object, else the first where either names none, else the
+ * first open one.
+ */
 static void
 fs_negative_answer(const struct mos_msg *a)
 {
+	int32_t	id = a->has_message_id ? a->message_id : 0;
 	size_t	i;
+	int	pass;
 
+	for (pass = 0; pass < 3; pass++)
 	for (i = 0; i < fs.nreqs; i++) {
-		if (!fs.reqs[i].answered && fs.reqs[i].id ==
-		    (a->has_message_id ? a->message_id : 0)) {
+		if (!fs.reqs[i].answered && fs.reqs[i].id == id &&
+		    fs_fit(&fs.reqs[i], a) >= 2 - pass) {
 			fs.reqs[i].answered = true;
 			return;
 		}
