@@ -20,7 +20,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -168,7 +167,6 @@ dbw_new(struct event_base *base, const struct gwdb_opts *o, bool relax,
     char **err)
 {
 	struct dbw	*d;
-	sigset_t	 all, old;
 	int		 rc;
 
 	d = xcalloc(1, sizeof *d);
@@ -192,12 +190,7 @@ dbw_new(struct event_base *base, const struct gwdb_opts *o, bool relax,
 	pthread_mutex_init(&d->mu, NULL);
 	pthread_cond_init(&d->todo_cv, NULL);
 	pthread_cond_init(&d->done_cv, NULL);
-	/* signals stay with the loop thread */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&d->thread, NULL, dbw_main, d);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc != 0) {
+	if ((rc = util_thread_start(&d->thread, dbw_main, d)) != 0) {
 		xasprintf(err, "cannot start the bookkeeping thread: %s",
 		    strerror(rc));
 		pthread_mutex_destroy(&d->mu);

@@ -91,6 +91,8 @@ void	 util_strlcpy(char *, const char *, size_t);
 int64_t	 util_now_ms(void);		/* wall clock, ms since 1970 */
 int64_t	 util_mono_ms(void);		/* monotonic clock */
 int64_t	 util_mono_us(void);		/* the same in microseconds */
+/* A thread that takes no signals; 0 or the error number. */
+int	 util_thread_start(pthread_t *, void *(*)(void *), void *);
 void	 util_iso_ms(int64_t, char *, size_t);	/* "2026-11-29T10:00:00.123Z" */
 int	 util_parse_iso_ms(const char *,
     int64_t *);	/* ISO 8601 or ms; 0/-1 */
@@ -493,6 +495,8 @@ struct gwdb_opts {
 	bool		 check;		/* integrity check first (the daemon) */
 	queue_clock_fn	 clock;		/* tests */
 	void		*clock_arg;
+	void		(*ckpt_fn)(void *, int);	/* queue_set_checkpointer */
+	void		*ckpt_arg;
 };
 
 /*
@@ -1515,6 +1519,29 @@ bool		 publisher_offer(struct gw *, struct pub_work_list *,
 		    bool committed);
 
 /* ------------------------------------------------------------------------ */
+/* ckpt.c: the checkpointer thread, with its own connection (SQLite WAL). */
+
+struct ckpt;
+struct ckpt_stats {
+	int64_t	asked;		/* requests from commits */
+	int64_t	done;		/* checkpoints that ran */
+	int64_t	busy;		/* found another checkpoint running */
+	int64_t	failed;		/* errors (disk full, I/O) */
+	int64_t	frames;		/* WAL frames copied back, all told */
+	int64_t	us;		/* time spent checkpointing */
+	int	wal_frames;	/* WAL size at the last request */
+};
+/* Start it on a database that is open in WAL mode; NULL and *err if not. */
+struct ckpt	*ckpt_new(const char *path, bool sync_normal, char **err);
+/* Stop it (after the checkpoint running) and close its connection. */
+void		 ckpt_free(struct ckpt *);
+/* queue_set_checkpointer's callback (any thread): checkpoint soon. */
+void		 ckpt_poke(void *ckpt, int wal_frames);
+void		 ckpt_stats(struct ckpt *, struct ckpt_stats *);
+/* On the loop: log the checkpoints that failed since the last call. */
+void		 ckpt_report(struct ckpt *);
+
+/* ------------------------------------------------------------------------ */
 /* dbw.c: the bookkeeping thread, with its own database connection. */
 
 typedef int	(*dbw_run_fn)(struct gwdb *, void *arg);	/* the thread */
@@ -1847,6 +1874,7 @@ struct gw {
 	struct gwdb_hold	 hold;		/* the file: lock, identity */
 	bool			 db_lost;	/* unlinked or replaced */
 	struct dbw		*dbw;		/* bookkeeping thread */
+	struct ckpt		*ckpt;		/* checkpointer thread */
 	struct api		*api;		/* NULL: [api] port = 0 */
 	struct isync		*isync;		/* initial syncs */
 	struct sse_hub		*sse;		/* api_events.c */

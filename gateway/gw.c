@@ -356,6 +356,7 @@ gw_housekeeping_cb(evutil_socket_t fd, short ev, void *arg)
 		gw_db_lost(gw, why);
 		return;
 	}
+	ckpt_report(gw->ckpt);
 	if (gw->house_busy || gw->dbw == NULL)
 		return;
 	h = xcalloc(1, sizeof *h);
@@ -516,6 +517,15 @@ gw_open_db(struct gw *gw, char **cause)
 		    o.path, gwdb_errmsg(gw->db));
 		return -1;
 	}
+	if ((gw->ckpt = ckpt_new(o.path, o.sync_normal, &err)) == NULL) {
+		xasprintf(cause, "database %s: %s", o.path, err != NULL ? err :
+		    "?");
+		free(err);
+		return -1;
+	}
+	queue_set_checkpointer(gw->db->q, ckpt_poke, gw->ckpt);
+	o.ckpt_fn = ckpt_poke;
+	o.ckpt_arg = gw->ckpt;
 	if ((gw->dbw = dbw_new(gw->base, &o, !o.sync_normal, &err)) == NULL) {
 		xasprintf(cause, "database %s: %s", o.path, err != NULL ? err :
 		    "?");
@@ -651,6 +661,9 @@ gw_free(struct gw *gw)
 	publisher_works_free(&gw->pub_retry);
 	history_free(gw->hist);
 	srclim_free(gw->hist_src);
+	if (gw->db != NULL)
+		queue_set_checkpointer(gw->db->q, NULL, NULL);
+	ckpt_free(gw->ckpt);	/* after the last commit that may ask */
 	gwdb_close(gw->db);
 	gwdb_hold_release(&gw->hold);
 	sbuf_free(&gw->scratch);

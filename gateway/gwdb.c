@@ -591,6 +591,8 @@ gwdb_open(struct gwdb **out, const struct gwdb_opts *o, char **err)
 		return rc;
 	}
 	g->db = queue_db(g->q);
+	if (o->ckpt_fn != NULL)
+		queue_set_checkpointer(g->q, o->ckpt_fn, o->ckpt_arg);
 	if (sqlite3_create_function(g->db, "mosgw_text", 1, SQLITE_UTF8 |
 	    SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL, gwdb_text_fn, NULL,
 	    NULL) != SQLITE_OK) {

@@ -462,6 +462,31 @@ met_db_render(struct sbuf *sb)
 	    (char *)NULL);
 }
 
+/* The checkpointer's counters (read now, from its thread's figures). */
+static void
+met_ckpt_render(struct sbuf *sb, struct ckpt *c)
+{
+	struct ckpt_stats	st;
+
+	if (c == NULL)
+		return;
+	ckpt_stats(c, &st);
+	met_head(sb, "mosgw_database_checkpoints_total", "counter",
+	    "Checkpoints of the write-ahead log by result (done, busy: "
+	    "another was running, failed).");
+	met_samplev(sb, "mosgw_database_checkpoints_total", (double)st.done,
+	    "result", "done", (char *)NULL);
+	met_samplev(sb, "mosgw_database_checkpoints_total", (double)st.busy,
+	    "result", "busy", (char *)NULL);
+	met_samplev(sb, "mosgw_database_checkpoints_total",
+	    (double)st.failed, "result", "failed", (char *)NULL);
+	met_head(sb, "mosgw_database_checkpoint_seconds_total", "counter",
+	    "Time the checkpointer thread spent copying the write-ahead log "
+	    "back into the database file.");
+	met_samplev(sb, "mosgw_database_checkpoint_seconds_total",
+	    (double)st.us / 1e6, (char *)NULL);
+}
+
 void
 metrics_render(struct gw *gw, struct sbuf *sb)
 {
@@ -483,6 +508,7 @@ metrics_render(struct gw *gw, struct sbuf *sb)
 	    (char *)NULL);
 	if (met.have_db)
 		met_db_render(sb);
+	met_ckpt_render(sb, gw->ckpt);
 	met_head(sb, "mosgw_metrics_series_dropped_total", "counter",
 	    "Counter increments not kept because a family had too many "
 	    "series.");

@@ -3,6 +3,8 @@
 #include <endian.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,6 +142,23 @@ util_mono_us(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/*
+ * Start a thread that takes no signals (they stay with the loop thread);
+ * 0 or the error number.
+ */
+int
+util_thread_start(pthread_t *th, void *(*fn)(void *), void *arg)
+{
+	sigset_t	all, old;
+	int		rc;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(th, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
 }
 
 /* Format ms since 1970 as ISO 8601 UTC with ms (one thread: a static cache). */

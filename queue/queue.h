@@ -186,6 +186,18 @@ int	 queue_tx_begin(struct queue *);
 int	 queue_tx_commit(struct queue *);	/* on failure the transaction is rolled back */
 void	 queue_tx_rollback(struct queue *);
 
+/*
+ * Checkpoints made elsewhere: when a commit leaves the WAL at
+ * QUEUE_CHECKPOINT_PAGES frames or more, call fn(arg, frames) once the
+ * writer lock is released, instead of checkpointing on this connection
+ * (which makes the committing thread wait for the copy and its fsyncs).
+ * fn runs on the committing thread and must return at once. NULL: this
+ * connection checkpoints itself (the default).
+ */
+#define QUEUE_CHECKPOINT_PAGES	1000	/* SQLite's own default */
+void	 queue_set_checkpointer(struct queue *, void (*fn)(void *, int),
+	    void *arg);
+
 /* Set the policy of a kind (NULL: the default for kinds without one). */
 int	 queue_set_policy(struct queue *, const char *kind, const struct queue_policy *);
 /*

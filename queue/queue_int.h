@@ -111,6 +111,8 @@ struct queue {
 	struct queue_flock	*flock;		/* this process's writer lock */
 	bool			 flocked;	/* held, for an open transaction */
 	int			 wal_pages;	/* WAL size after the last commit */
+	void			(*ckpt_fn)(void *, int);	/* or NULL */
+	void			*ckpt_arg;
 	queue_clock_fn		 clock;
 	void			*clock_arg;
 	uint64_t		 rng;

@@ -7,8 +7,6 @@
 
 #include "queue/queue_int.h"
 
-#define QUEUE_CHECKPOINT_PAGES	1000	/* SQLite's own default */
-
 /*
  * Wait for a lock held by another process: short sleeps growing from 20 us
  * to about 1.3 ms, with jitter, until busy_ms have passed since this wait
@@ -91,15 +89,31 @@ queue_tx_abort(struct queue *q)
 		sqlite3_exec(q->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
-/* Copy the WAL back into the database once it has grown (no waiting). */
+/*
+ * Copy the WAL back into the database once it has grown (no waiting), or
+ * ask the checkpointer to.
+ */
 static void
 queue_checkpoint(struct queue *q)
 {
-	if (q->wal_pages >= QUEUE_CHECKPOINT_PAGES) {
-		q->wal_pages = 0;
+	int	pages = q->wal_pages;
+
+	if (pages < QUEUE_CHECKPOINT_PAGES)
+		return;
+	q->wal_pages = 0;
+	if (q->ckpt_fn != NULL)
+		q->ckpt_fn(q->ckpt_arg, pages);
+	else
 		sqlite3_wal_checkpoint_v2(q->db, NULL, SQLITE_CHECKPOINT_PASSIVE,
 		    NULL, NULL);
-	}
+}
+
+/* Checkpoints made elsewhere (see queue.h). */
+void
+queue_set_checkpointer(struct queue *q, void (*fn)(void *, int), void *arg)
+{
+	q->ckpt_fn = fn;
+	q->ckpt_arg = arg;
 }
 
 /*

@@ -191,6 +191,44 @@ test_metrics(void **state)
 	prom_free(&p);
 }
 
+/*
+ * The write-ahead log is copied back by the checkpointer thread: an
+ * import that writes well over QUEUE_CHECKPOINT_PAGES pages is followed by
+ * checkpoints done there, none failed, and the time they took counted.
+ */
+static void
+test_checkpoints(void **state)
+{
+	struct httpc_resp	 r;
+	struct prom		 p;
+	struct sbuf		 nd = { NULL, 0, 0 };
+	char			 text[2049];
+	int			 i;
+
+	memset(text, 'a', sizeof text - 1);
+	text[sizeof text - 1] = '\0';
+	for (i = 0; i < 1500; i++)
+		sbuf_printf(&nd, "{\"objID\":\"CK-%04d\",\"objSlug\":"
+		    "\"Clip %d\",\"mosAbstract\":\"%d %s\"}\n", i, i, i, text);
+	memset(&r, 0, sizeof r);
+	if (httpc_import(port(state), TOK_WRITE, nd.s, DEADLINE_MS, &r) != 0 ||
+	    r.status != 200)
+		fail_msg("import: %d %s", r.status, r.body != NULL ? r.body :
+		    "");
+	assert_non_null(strstr(r.body, "\"accepted\":1500"));
+	httpc_resp_clear(&r);
+	sbuf_free(&nd);
+
+	wait_metric(state, "mosgw_database_checkpoints_total", "result=done",
+	    1);
+	scrape(state, &p);
+	assert_true(val(&p, "mosgw_database_checkpoints_total",
+	    "result=failed") == 0);
+	assert_true(val(&p, "mosgw_database_checkpoint_seconds_total", "") >
+	    0);
+	prom_free(&p);
+}
+
 /* Frames that are no MOS, and a connection from nowhere allowed. */
 static void
 test_metrics_errors(void **state)
@@ -415,6 +453,8 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_metrics, setup,
+		    itutil_teardown),
+		cmocka_unit_test_setup_teardown(test_checkpoints, setup,
 		    itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_metrics_errors, setup,
 		    itutil_teardown),

@@ -5,6 +5,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <sys/stat.h>
+
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -379,6 +381,82 @@ test_payload(void **state)
 	queue_job_clear(NULL);
 }
 
+/* What a checkpointer was asked. */
+struct ckpt_seen {
+	int	calls;
+	int	frames;
+};
+
+static void
+ckpt_seen_fn(void *arg, int frames)
+{
+	struct ckpt_seen	*s = arg;
+
+	s->calls++;
+	s->frames = frames;
+}
+
+/* One caller transaction of 16 pages in a table of ours. */
+static void
+ckpt_commit(struct queue *q)
+{
+	assert_int_equal(queue_tx_begin(q), QUEUE_OK);
+	assert_int_equal(sqlite3_exec(queue_db(q), "INSERT INTO big VALUES "
+	    "(zeroblob(16 * 4096))", NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(queue_tx_commit(q), QUEUE_OK);
+}
+
+/*
+ * With a checkpointer the connection asks it once the WAL has grown to
+ * QUEUE_CHECKPOINT_PAGES, and copies nothing back itself; without one it
+ * checkpoints after its commit, and the WAL starts over.
+ */
+static void
+test_checkpointer(void **state)
+{
+	struct qtest		*t = *state;
+	struct ckpt_seen	 seen = { 0, 0 };
+	sqlite3			*db = queue_db(t->q);
+	struct stat		 sb;
+	char			 wal[PATH_MAX + 64];
+	off_t			 size;
+	int			 i, frames = -1, copied = -1;
+
+	assert_int_equal(sqlite3_exec(db, "CREATE TABLE big (b BLOB)", NULL,
+	    NULL, NULL), SQLITE_OK);
+	queue_set_checkpointer(t->q, ckpt_seen_fn, &seen);
+	for (i = 0; i < 200 && seen.calls == 0; i++)
+		ckpt_commit(t->q);
+	assert_int_equal(seen.calls, 1);
+	assert_true(seen.frames >= QUEUE_CHECKPOINT_PAGES);
+	/* asked again at each commit until someone checkpoints */
+	ckpt_commit(t->q);
+	assert_int_equal(seen.calls, 2);
+	assert_true(seen.frames > QUEUE_CHECKPOINT_PAGES);
+
+	/* nothing was copied back: the WAL still holds every frame */
+	assert_int_equal(sqlite3_wal_checkpoint_v2(db, NULL,
+	    SQLITE_CHECKPOINT_PASSIVE, &frames, &copied), SQLITE_OK);
+	assert_int_equal(frames, seen.frames);
+	assert_int_equal(copied, frames);
+
+	/*
+	 * Without a checkpointer the connection checkpoints itself: 150
+	 * commits of 16 pages, and the WAL file never grows past what it
+	 * reached above (SQLite writes it over from the start each time).
+	 */
+	snprintf(wal, sizeof wal, "%s-wal", t->path);
+	assert_int_equal(stat(wal, &sb), 0);
+	size = sb.st_size;
+	assert_true(size >= (off_t)QUEUE_CHECKPOINT_PAGES * 4096);
+	queue_set_checkpointer(t->q, NULL, NULL);
+	for (i = 0; i < 150; i++)
+		ckpt_commit(t->q);
+	assert_int_equal(seen.calls, 2);
+	assert_int_equal(stat(wal, &sb), 0);
+	assert_true(sb.st_size <= size);
+}
+
 int
 main(void)
 {
@@ -402,6 +480,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_bad_input,
 		    qtest_setup, qtest_teardown),
 		cmocka_unit_test_setup_teardown(test_payload,
+		    qtest_setup, qtest_teardown),
+		cmocka_unit_test_setup_teardown(test_checkpointer,
 		    qtest_setup, qtest_teardown),
 	};
 
