@@ -1,17 +1,20 @@
 /*
  * The checkpointer: a thread with its own connection copies the WAL back
- * into the database file (a PASSIVE checkpoint) whenever a commit of the
- * daemon's connections leaves the WAL at QUEUE_CHECKPOINT_PAGES frames or
- * more (queue_set_checkpointer). The bookkeeping thread, whose commits are
- * what the API's answers and the publishers' sends wait for, never waits
- * for that copy and its two fsyncs itself: at a steady 1,000 changes a
+ * into the database file (a PASSIVE checkpoint) each time the commits of
+ * the daemon's connections have made the WAL QUEUE_CHECKPOINT_PAGES frames
+ * larger (queue_set_checkpointer). The bookkeeping thread, whose commits
+ * are what the API's answers and the publishers' sends wait for, no longer
+ * waits for that copy and its two fsyncs: at a steady 1,000 changes a
  * second a checkpoint came about ten times a second, and every change
  * queued behind one waited for it.
  *
  * A PASSIVE checkpoint never blocks a writer and takes no busy wait; it
- * copies what no reader still needs, and SQLite starts the WAL over at the
- * next write once all of it was copied. A checkpoint that finds another
- * one running (mosctl, say) is counted as busy and tried again at the next
+ * copies what no reader still needs. SQLite starts the WAL over at the
+ * next write once all of it was copied, which commits arriving during the
+ * copy prevent; so at QUEUE_CHECKPOINT_CAP frames the committing
+ * connection copies the rest itself (little, most of it is copied by then)
+ * and the log starts over. A checkpoint that finds another one running
+ * (that one, or mosctl's) is counted as busy and tried again at the next
  * request. The thread never logs: its failures are counted, and the loop
  * reports new ones (ckpt_report).
  */

@@ -187,14 +187,19 @@ int	 queue_tx_commit(struct queue *);	/* on failure the transaction is rolled ba
 void	 queue_tx_rollback(struct queue *);
 
 /*
- * Checkpoints made elsewhere: when a commit leaves the WAL at
- * QUEUE_CHECKPOINT_PAGES frames or more, call fn(arg, frames) once the
- * writer lock is released, instead of checkpointing on this connection
- * (which makes the committing thread wait for the copy and its fsyncs).
- * fn runs on the committing thread and must return at once. NULL: this
- * connection checkpoints itself (the default).
+ * Checkpoints made elsewhere: each time a commit leaves the WAL
+ * QUEUE_CHECKPOINT_PAGES frames larger than at the last call (or at that
+ * size after it started over), call fn(arg, frames) once the writer lock
+ * is released, instead of checkpointing on this connection (which makes
+ * the committing thread wait for the copy and its fsyncs). fn runs on the
+ * committing thread and must return at once. At QUEUE_CHECKPOINT_CAP
+ * frames (a steady stream of commits never lets the log be all copied
+ * back), this connection checkpoints after its commit anyway, so that the
+ * log starts over. NULL: this connection checkpoints itself at
+ * QUEUE_CHECKPOINT_PAGES (the default).
  */
 #define QUEUE_CHECKPOINT_PAGES	1000	/* SQLite's own default */
+#define QUEUE_CHECKPOINT_CAP	(4 * QUEUE_CHECKPOINT_PAGES)
 void	 queue_set_checkpointer(struct queue *, void (*fn)(void *, int),
 	    void *arg);
 

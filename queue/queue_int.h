@@ -113,6 +113,7 @@ struct queue {
 	int			 wal_pages;	/* WAL size after the last commit */
 	void			(*ckpt_fn)(void *, int);	/* or NULL */
 	void			*ckpt_arg;
+	int			 ckpt_asked;	/* WAL size at the last ask */
 	queue_clock_fn		 clock;
 	void			*clock_arg;
 	uint64_t		 rng;

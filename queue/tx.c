@@ -91,21 +91,29 @@ queue_tx_abort(struct queue *q)
 
 /*
  * Copy the WAL back into the database once it has grown (no waiting), or
- * ask the checkpointer to.
+ * ask the checkpointer to, once per QUEUE_CHECKPOINT_PAGES of growth. Its
+ * checkpoints run beside new commits, so under a steady stream of them the
+ * log is never all copied back and never starts over: at
+ * QUEUE_CHECKPOINT_CAP this connection copies back the little that is
+ * left itself, and the next commit starts the log over.
  */
 static void
 queue_checkpoint(struct queue *q)
 {
 	int	pages = q->wal_pages;
 
+	if (pages < q->ckpt_asked)	/* the log started over */
+		q->ckpt_asked = 0;
 	if (pages < QUEUE_CHECKPOINT_PAGES)
 		return;
-	q->wal_pages = 0;
-	if (q->ckpt_fn != NULL)
-		q->ckpt_fn(q->ckpt_arg, pages);
-	else
+	if (q->ckpt_fn == NULL || pages >= QUEUE_CHECKPOINT_CAP) {
+		q->wal_pages = q->ckpt_asked = 0;
 		sqlite3_wal_checkpoint_v2(q->db, NULL, SQLITE_CHECKPOINT_PASSIVE,
 		    NULL, NULL);
+	} else if (pages - q->ckpt_asked >= QUEUE_CHECKPOINT_PAGES) {
+		q->ckpt_asked = pages;
+		q->ckpt_fn(q->ckpt_arg, pages);
+	}
 }
 
 /* Checkpoints made elsewhere (see queue.h). */
@@ -114,6 +122,7 @@ queue_set_checkpointer(struct queue *q, void (*fn)(void *, int), void *arg)
 {
 	q->ckpt_fn = fn;
 	q->ckpt_arg = arg;
+	q->ckpt_asked = 0;
 }
 
 /*

@@ -406,55 +406,75 @@ ckpt_commit(struct queue *q)
 	assert_int_equal(queue_tx_commit(q), QUEUE_OK);
 }
 
+/* The sizes of the database file and of its WAL. */
+static void
+ckpt_sizes(const struct qtest *t, off_t *db, off_t *wal)
+{
+	struct stat	sb;
+	char		path[PATH_MAX + 64];
+
+	assert_int_equal(stat(t->path, &sb), 0);
+	*db = sb.st_size;
+	snprintf(path, sizeof path, "%s-wal", t->path);
+	assert_int_equal(stat(path, &sb), 0);
+	*wal = sb.st_size;
+}
+
 /*
- * With a checkpointer the connection asks it once the WAL has grown to
- * QUEUE_CHECKPOINT_PAGES, and copies nothing back itself; without one it
- * checkpoints after its commit, and the WAL starts over.
+ * With a checkpointer the connection asks it once per
+ * QUEUE_CHECKPOINT_PAGES of WAL growth and copies nothing back itself,
+ * until QUEUE_CHECKPOINT_CAP, where it checkpoints and the WAL starts
+ * over. Without one it checkpoints at QUEUE_CHECKPOINT_PAGES.
  */
 static void
 test_checkpointer(void **state)
 {
 	struct qtest		*t = *state;
 	struct ckpt_seen	 seen = { 0, 0 };
-	sqlite3			*db = queue_db(t->q);
-	struct stat		 sb;
-	char			 wal[PATH_MAX + 64];
-	off_t			 size;
-	int			 i, frames = -1, copied = -1;
+	const off_t		 frame = 4096 + 24;
+	off_t			 db, wal, db0, wal0;
+	int			 i, first;
 
-	assert_int_equal(sqlite3_exec(db, "CREATE TABLE big (b BLOB)", NULL,
-	    NULL, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(queue_db(t->q), "CREATE TABLE big "
+	    "(b BLOB)", NULL, NULL, NULL), SQLITE_OK);
+	ckpt_sizes(t, &db0, &wal0);
 	queue_set_checkpointer(t->q, ckpt_seen_fn, &seen);
 	for (i = 0; i < 200 && seen.calls == 0; i++)
 		ckpt_commit(t->q);
 	assert_int_equal(seen.calls, 1);
 	assert_true(seen.frames >= QUEUE_CHECKPOINT_PAGES);
-	/* asked again at each commit until someone checkpoints */
+	first = seen.frames;
 	ckpt_commit(t->q);
-	assert_int_equal(seen.calls, 2);
-	assert_true(seen.frames > QUEUE_CHECKPOINT_PAGES);
-
-	/* nothing was copied back: the WAL still holds every frame */
-	assert_int_equal(sqlite3_wal_checkpoint_v2(db, NULL,
-	    SQLITE_CHECKPOINT_PASSIVE, &frames, &copied), SQLITE_OK);
-	assert_int_equal(frames, seen.frames);
-	assert_int_equal(copied, frames);
-
-	/*
-	 * Without a checkpointer the connection checkpoints itself: 150
-	 * commits of 16 pages, and the WAL file never grows past what it
-	 * reached above (SQLite writes it over from the start each time).
-	 */
-	snprintf(wal, sizeof wal, "%s-wal", t->path);
-	assert_int_equal(stat(wal, &sb), 0);
-	size = sb.st_size;
-	assert_true(size >= (off_t)QUEUE_CHECKPOINT_PAGES * 4096);
-	queue_set_checkpointer(t->q, NULL, NULL);
-	for (i = 0; i < 150; i++)
+	assert_int_equal(seen.calls, 1);
+	for (i = 0; i < 200 && seen.calls == 1; i++)
 		ckpt_commit(t->q);
 	assert_int_equal(seen.calls, 2);
-	assert_int_equal(stat(wal, &sb), 0);
-	assert_true(sb.st_size <= size);
+	assert_true(seen.frames >= first + QUEUE_CHECKPOINT_PAGES);
+	/* nothing was copied back: the blobs are in the WAL alone */
+	ckpt_sizes(t, &db, &wal);
+	assert_int_equal(db, db0);
+	assert_true(wal >= seen.frames * frame);
+
+	/* at the cap the connection checkpoints, and the WAL starts over */
+	for (i = 0; i < 200; i++)
+		ckpt_commit(t->q);
+	ckpt_sizes(t, &db, &wal);
+	assert_true(db >= db0 + (off_t)QUEUE_CHECKPOINT_CAP / 2 * 4096);
+	assert_true(wal <= (QUEUE_CHECKPOINT_CAP + 32) * frame);
+
+	/*
+	 * Without a checkpointer, the connection checkpoints itself: 150
+	 * commits of 16 pages, and the WAL file never grows past what it
+	 * reached above.
+	 */
+	queue_set_checkpointer(t->q, NULL, NULL);
+	first = seen.calls;
+	for (i = 0; i < 150; i++)
+		ckpt_commit(t->q);
+	assert_int_equal(seen.calls, first);
+	ckpt_sizes(t, &db0, &wal0);
+	assert_true(wal0 <= wal);
+	assert_true(db0 > db);
 }
 
 int
