@@ -53,6 +53,8 @@ ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS)
 
 LIBS_XML     = $(call pc_libs,libxml-2.0)
 LIBS_SQLITE  = $(call pc_libs,sqlite3)
+# What the storage backends (store/) link with.
+LIBS_STORE   = $(LIBS_SQLITE)
 LIBS_EVENT   = $(call pc_libs,libevent libevent_openssl openssl) -lpthread
 LIBS_JSON    = $(call pc_libs,jansson)
 LIBS_INIH    = $(call pc_libs,inih)
@@ -63,6 +65,7 @@ LIBS_SYSTEMD = $(call pc_libs,libsystemd)
 OBJ = $(B)/obj
 LIB_MOSXML  = $(B)/libmosxml.a
 LIB_MOSJSON = $(B)/libmosjson.a
+LIB_STORE  = $(B)/libmosstore.a
 LIB_QUEUE  = $(B)/libmosqueue.a
 LIB_GWCORE = $(B)/libgwcore.a
 
@@ -77,6 +80,7 @@ CLEAN_EXTRA  :=
 all:
 
 include mosxml/module.mk
+include store/module.mk
 include queue/module.mk
 include gateway/module.mk
 include tools/module.mk

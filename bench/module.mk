@@ -3,5 +3,5 @@
 
 BENCH_PROGS = $(patsubst bench/bench_%.c,$(B)/bench/bench_%,$(wildcard bench/bench_*.c))
 $(BENCH_PROGS): $(B)/bench/bench_%: $(OBJ)/bench/bench_%.o $(LIB_GWCORE) \
-                $(LIB_QUEUE) $(LIB_MOSJSON) $(LIB_MOSXML)
+                $(LIB_QUEUE) $(LIB_STORE) $(LIB_MOSJSON) $(LIB_MOSXML)
 	$(call link,$(LIBS_GATEWAY) $(LIBS_JSON) -lpthread)

@@ -6,7 +6,7 @@ MOSREPLAY_SRCS = $(filter-out conformance/mosreplay.c,$(wildcard conformance/*.c
 MOSREPLAY_OBJS = $(MOSREPLAY_SRCS:%.c=$(OBJ)/%.o)
 
 $(BIN)/mosreplay: $(OBJ)/conformance/mosreplay.o $(MOSREPLAY_OBJS) $(LIB_GWCORE) \
-                  $(LIB_QUEUE) $(LIB_MOSJSON) $(LIB_MOSXML)
+                  $(LIB_QUEUE) $(LIB_STORE) $(LIB_MOSJSON) $(LIB_MOSXML)
 	$(call link,$(LIBS_GATEWAY) $(LIBS_JSON) $(LIBS_PCAP))
 PROGS += $(BIN)/mosreplay
 
@@ -20,13 +20,13 @@ LIBS_REPLAY = $(LIBS_GATEWAY) $(LIBS_JSON) $(LIBS_PCAP)
 
 CONFORMANCE_RUNS = $(B)/tests/conformance_scenarios $(B)/tests/conformance_sofie
 $(CONFORMANCE_RUNS): $(B)/tests/conformance_%: $(OBJ)/conformance/tests/%.o \
-    $(RTEST_OBJS) $(LIB_GWCORE) $(LIB_QUEUE) $(LIB_MOSJSON) $(LIB_MOSXML)
+    $(RTEST_OBJS) $(LIB_GWCORE) $(LIB_QUEUE) $(LIB_STORE) $(LIB_MOSJSON) $(LIB_MOSXML)
 	$(call link,$(LIBS_GATEWAY) -lpthread)
 TEST_PROGS += $(CONFORMANCE_RUNS)
 
 CONFORMANCE_TESTS = $(patsubst conformance/tests/test_%.c,$(B)/tests/conformance_%,$(wildcard conformance/tests/test_*.c))
 $(CONFORMANCE_TESTS): $(B)/tests/conformance_%: $(OBJ)/conformance/tests/test_%.o \
-    $(RTEST_OBJS) $(MOSREPLAY_OBJS) $(LIB_GWCORE) $(LIB_QUEUE) $(LIB_MOSJSON) \
+    $(RTEST_OBJS) $(MOSREPLAY_OBJS) $(LIB_GWCORE) $(LIB_QUEUE) $(LIB_STORE) $(LIB_MOSJSON) \
     $(LIB_MOSXML)
 	$(call link,$(LIBS_REPLAY) $(LIBS_CMOCKA) -lpthread)
 TEST_PROGS += $(CONFORMANCE_TESTS)

@@ -9,7 +9,7 @@ FAULTS_OBJS = $(patsubst %.c,$(OBJ)/%.o,$(wildcard faults/*.c))
 FAULTS_AUX  = $(B)/tests/mosproxy $(B)/tests/faultvfs.so
 DURATION   ?= 60
 
-$(B)/tests/faults: $(FAULTS_OBJS) $(GWTEST_OBJS) $(LIB_GWCORE) $(LIB_QUEUE) $(LIB_MOSJSON) \
+$(B)/tests/faults: $(FAULTS_OBJS) $(GWTEST_OBJS) $(LIB_GWCORE) $(LIB_QUEUE) $(LIB_STORE) $(LIB_MOSJSON) \
                    $(LIB_MOSXML) | $(FAULTS_AUX)
 	$(call link,$(LIBS_GATEWAY) $(LIBS_CMOCKA) -lpthread)
 TEST_PROGS += $(B)/tests/faults

@@ -6,19 +6,19 @@
 GWCORE_SRCS = $(filter-out gateway/main.c,$(wildcard gateway/*.c))
 GWTEST_SRCS = $(filter-out gateway/tests/test_%.c,$(wildcard gateway/tests/*.c))
 GWTEST_OBJS = $(GWTEST_SRCS:%.c=$(OBJ)/%.o)
-LIBS_GATEWAY = $(LIBS_EVENT) $(LIBS_INIH) $(LIBS_SQLITE) $(LIBS_XML) $(LIBS_JSON) \
+LIBS_GATEWAY = $(LIBS_EVENT) $(LIBS_INIH) $(LIBS_STORE) $(LIBS_XML) $(LIBS_JSON) \
                $(LIBS_SYSTEMD) -lm
 
 $(LIB_GWCORE): $(GWCORE_SRCS:%.c=$(OBJ)/%.o)
 	$(call archive)
 
-$(BIN)/mosgw: $(OBJ)/gateway/main.o $(LIB_GWCORE) $(LIB_QUEUE) $(LIB_MOSJSON) \
+$(BIN)/mosgw: $(OBJ)/gateway/main.o $(LIB_GWCORE) $(LIB_QUEUE) $(LIB_STORE) $(LIB_MOSJSON) \
               $(LIB_MOSXML)
 	$(call link,$(LIBS_GATEWAY))
 PROGS += $(BIN)/mosgw
 
 GATEWAY_TESTS = $(patsubst gateway/tests/test_%.c,$(B)/tests/gateway_%,$(wildcard gateway/tests/test_*.c))
 $(GATEWAY_TESTS): $(B)/tests/gateway_%: $(OBJ)/gateway/tests/test_%.o $(GWTEST_OBJS) \
-                  $(LIB_GWCORE) $(LIB_QUEUE) $(LIB_MOSJSON) $(LIB_MOSXML)
+                  $(LIB_GWCORE) $(LIB_QUEUE) $(LIB_STORE) $(LIB_MOSJSON) $(LIB_MOSXML)
 	$(call link,$(LIBS_GATEWAY) $(LIBS_JSON) $(LIBS_CMOCKA) -lpthread)
 TEST_PROGS += $(GATEWAY_TESTS)

@@ -10,6 +10,6 @@ $(LIB_QUEUE): $(QUEUE_SRCS:%.c=$(OBJ)/%.o)
 QUEUE_TEST_RIG = $(filter-out queue/tests/test_%.c,$(wildcard queue/tests/*.c))
 QUEUE_TESTS = $(patsubst queue/tests/test_%.c,$(B)/tests/queue_%,$(wildcard queue/tests/test_*.c))
 $(QUEUE_TESTS): $(B)/tests/queue_%: $(OBJ)/queue/tests/test_%.o \
-                $(QUEUE_TEST_RIG:%.c=$(OBJ)/%.o) $(LIB_QUEUE)
-	$(call link,$(LIBS_SQLITE) $(LIBS_CMOCKA) -lpthread)
+                $(QUEUE_TEST_RIG:%.c=$(OBJ)/%.o) $(LIB_QUEUE) $(LIB_STORE)
+	$(call link,$(LIBS_STORE) $(LIBS_CMOCKA) -lpthread)
 TEST_PROGS += $(QUEUE_TESTS)

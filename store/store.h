@@ -168,7 +168,8 @@ struct store *store_stmt_store(struct store_stmt *);
  * Bind parameter i (1-based; ?NNN is parameter NNN). A text or blob is not
  * copied: it must stay valid until the statement is reset or finalized
  * (store_bind_text_copy copies). len -1: the text's strlen. A NULL text
- * or blob binds NULL. An index the statement lacks is ignored.
+ * or blob binds NULL. An index the statement lacks changes nothing
+ * (STORE_MISMATCH).
  */
 int	 store_bind_int(struct store_stmt *, int i, int v);
 int	 store_bind_int64(struct store_stmt *, int i, int64_t v);

@@ -10,7 +10,7 @@
 
 FUZZ_TARGETS = fuzz_frame fuzz_mos fuzz_fragment fuzz_session
 
-$(B)/tests/fuzz_regress: $(OBJ)/tools/fuzz/regress.o $(LIB_GWCORE) $(LIB_QUEUE) \
+$(B)/tests/fuzz_regress: $(OBJ)/tools/fuzz/regress.o $(LIB_GWCORE) $(LIB_QUEUE) $(LIB_STORE) \
                          $(LIB_MOSJSON) $(LIB_MOSXML)
 	$(call link,$(LIBS_JSON) $(LIBS_GATEWAY))
 TEST_PROGS += $(B)/tests/fuzz_regress
@@ -34,7 +34,8 @@ FUZZ_CFLAGS   = -std=c11 -D_GNU_SOURCE -I. $(filter-out -Werror,$(WARN)) \
                 $(call pc_cflags,$(PKGS)) -g -O1 $(FUZZ_SAN)
 FUZZ_LIB_OBJS = $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(MOSXML_SRCS) $(MOSJSON_SRCS))
 # fuzz_session links the daemon's own sources (all but main.c) and the queue.
-FUZZ_GW_OBJS  = $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(GWCORE_SRCS) $(QUEUE_SRCS))
+FUZZ_GW_OBJS  = $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(GWCORE_SRCS) $(QUEUE_SRCS) \
+                $(STORE_SRCS))
 FUZZ_PROGS    = $(addprefix $(FUZZ_DIR)/,$(FUZZ_TARGETS))
 # Built with the sanitizers but without coverage: the harnesses (their
 # checks are not what is fuzzed) and, for every target but fuzz_frame, the
