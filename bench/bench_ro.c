@@ -21,7 +21,6 @@
 #include "gateway/tests/gwproc.c"
 #include "gateway/tests/itutil.c"
 
-#include <sqlite3.h>
 
 #include "gateway/gateway.h"
 
@@ -252,38 +251,36 @@ actions_run(struct gwrig *r, int up, int n)
 static double
 sqlite_run(const char *dir, bool sync_normal, int n)
 {
-	sqlite3		*db;
-	sqlite3_stmt	*st;
+	struct store		*db;
+	struct store_stmt	*st;
 	char		 path[512];
 	int64_t		 t0, t1;
-	int		 i, rc = SQLITE_OK;
+	int		 i, rc = STORE_OK;
 
 	snprintf(path, sizeof path, "%s/bare-%s.db", dir, sync_normal ?
 	    "normal" : "full");
 	unlink(path);
-	if (sqlite3_open(path, &db) != SQLITE_OK)
+	if (store_open_file(&db, path, STORE_OPEN_CREATE, NULL) != STORE_OK)
 		return -1;
-	sqlite3_exec(db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL);
-	sqlite3_exec(db, sync_normal ? "PRAGMA synchronous = NORMAL" :
-	    "PRAGMA synchronous = FULL", NULL, NULL, NULL);
-	sqlite3_exec(db, "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT)",
-	    NULL, NULL, NULL);
-	sqlite3_prepare_v2(db, "INSERT INTO t(v) VALUES(?1)", -1, &st, NULL);
+	store_exec(db, "PRAGMA journal_mode = WAL");
+	store_exec(db, sync_normal ? "PRAGMA synchronous = NORMAL" :
+	    "PRAGMA synchronous = FULL");
+	store_exec(db, "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT)");
+	store_prepare(db, "INSERT INTO t(v) VALUES(?1)", 0, &st);
 	t0 = ncspeer_now_ms();
-	for (i = 0; i < n && rc == SQLITE_OK; i++) {
-		sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-		sqlite3_bind_text(st, 1, "a row like a moved item", -1,
-		    SQLITE_STATIC);
-		rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
-		sqlite3_reset(st);
-		if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-			rc = SQLITE_ERROR;
+	for (i = 0; i < n && rc == STORE_OK; i++) {
+		store_exec(db, "BEGIN IMMEDIATE");
+		store_bind_text(st, 1, "a row like a moved item", -1);
+		rc = store_step(st) == STORE_DONE ? STORE_OK : STORE_ERROR;
+		store_reset(st);
+		if (store_exec(db, "COMMIT") != STORE_OK)
+			rc = STORE_ERROR;
 	}
 	t1 = ncspeer_now_ms();
-	sqlite3_finalize(st);
-	sqlite3_close(db);
+	store_finalize(st);
+	store_close(db);
 	unlink(path);
-	return rc != SQLITE_OK ? -1 : n * 1000.0 / (double)(t1 - t0 > 0 ?
+	return rc != STORE_OK ? -1 : n * 1000.0 / (double)(t1 - t0 > 0 ?
 	    t1 - t0 : 1);
 }
 

@@ -16,7 +16,6 @@
  * usage: bench_search [-d DIR] [-k] [-n ASSETS] [-q QUERIES]
  *   -k  keep DIR/search.db, and use it if it is there
  */
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,16 +168,16 @@ query_text(enum kind k, char *buf, size_t len)
 
 /* Bare FTS5: the ranked rowids of a page, the same words. */
 static double
-bare(sqlite3 *db, sqlite3_stmt *st, const char *text)
+bare(struct store *db, struct store_stmt *st, const char *text)
 {
 	struct sbuf	q = { NULL, 0, 0 };
 	double		t0 = now_ms();
 
 	(void)db;
 	search_fts_query(&q, text);
-	sqlite3_reset(st);
-	sqlite3_bind_text(st, 1, q.s, -1, SQLITE_TRANSIENT);
-	while (sqlite3_step(st) == SQLITE_ROW)
+	store_reset(st);
+	store_bind_text_copy(st, 1, q.s, -1);
+	while (store_step(st) == STORE_ROW)
 		;
 	sbuf_free(&q);
 	return now_ms() - t0;
@@ -213,7 +212,7 @@ main(int argc, char **argv)
 {
 	struct gwdb_opts	 o;
 	struct gwdb		*g;
-	sqlite3_stmt		*st;
+	struct store_stmt		*st;
 	const char		*dir = ".";
 	char			 path[4096], text[128], *err = NULL;
 	double			*t_ours, *t_bare;
@@ -257,10 +256,10 @@ main(int argc, char **argv)
 	if (!have && fill(g, n) != 0)
 		return 1;
 
-	if (sqlite3_prepare_v2(g->db, "SELECT rowid FROM asset_fts WHERE "
+	if (store_prepare(g->db, "SELECT rowid FROM asset_fts WHERE "
 	    "asset_fts MATCH ?1 ORDER BY bm25(asset_fts, 10.0, 4.0, 2.0, 1.0)"
-	    " LIMIT 20", -1, &st, NULL) != SQLITE_OK) {
-		fprintf(stderr, "prepare: %s\n", sqlite3_errmsg(g->db));
+	    " LIMIT 20", 0, &st) != STORE_OK) {
+		fprintf(stderr, "prepare: %s\n", store_errmsg(g->db));
 		return 1;
 	}
 	t_ours = calloc((size_t)nq, sizeof *t_ours);
@@ -293,7 +292,7 @@ main(int argc, char **argv)
 	}
 	printf("(mosgw: count of all matches + ranked page with paths and "
 	    "metadata; bare: ranked rowids of the page only)\n");
-	sqlite3_finalize(st);
+	store_finalize(st);
 	free(t_ours);
 	free(t_bare);
 	gwdb_close(g);

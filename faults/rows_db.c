@@ -17,8 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <sqlite3.h>
 
+#include "store/store.h"
 #include "faults/faults.h"
 
 #define CRASH_DB	"backoff_base = 0.1\nbackoff_max = 0.5\nlease = 2\n"
@@ -91,29 +91,29 @@ ro_send(struct ro_ledger *rl, struct gwrig *r, const char *label, bool wait)
 static int
 ro_missing(struct ro_ledger *rl, struct gwproc *gw, int *acked)
 {
-	sqlite3		*db;
-	sqlite3_stmt	*st;
+	struct store		*db;
+	struct store_stmt	*st;
 	int		 i, missing = 0;
 
 	*acked = 0;
-	if (sqlite3_open_v2(gw->db, &db, SQLITE_OPEN_READONLY, NULL) !=
-	    SQLITE_OK || sqlite3_prepare_v2(db, "SELECT count(*) FROM ro "
-	    "WHERE ro_id = ?", -1, &st, NULL) != SQLITE_OK) {
-		sqlite3_close(db);
+	if (store_open_file(&db, gw->db, STORE_OPEN_READONLY, NULL) !=
+	    STORE_OK || store_prepare(db, "SELECT count(*) FROM ro "
+	    "WHERE ro_id = ?", 0, &st) != STORE_OK) {
+		store_close(db);
 		return -1;
 	}
 	for (i = 0; i < rl->n; i++) {
 		if (!rl->acked[i])
 			continue;
 		(*acked)++;
-		sqlite3_reset(st);
-		sqlite3_bind_text(st, 1, rl->id[i], -1, SQLITE_STATIC);
-		if (sqlite3_step(st) != SQLITE_ROW ||
-		    sqlite3_column_int(st, 0) != 1)
+		store_reset(st);
+		store_bind_text(st, 1, rl->id[i], -1);
+		if (store_step(st) != STORE_ROW ||
+		    store_column_int(st, 0) != 1)
 			missing++;
 	}
-	sqlite3_finalize(st);
-	sqlite3_close(db);
+	store_finalize(st);
+	store_close(db);
 	return missing;
 }
 
@@ -467,18 +467,18 @@ put_on(const char *db, const char *id, const char *slug, const char *desc)
 static int
 count_assets(const char *path)
 {
-	sqlite3		*db;
-	sqlite3_stmt	*st;
+	struct store		*db;
+	struct store_stmt	*st;
 	int		 n = -1;
 
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) ==
-	    SQLITE_OK && sqlite3_prepare_v2(db, "SELECT count(*) FROM assets",
-	    -1, &st, NULL) == SQLITE_OK) {
-		if (sqlite3_step(st) == SQLITE_ROW)
-			n = sqlite3_column_int(st, 0);
-		sqlite3_finalize(st);
+	if (store_open_file(&db, path, STORE_OPEN_READONLY, NULL) ==
+	    STORE_OK && store_prepare(db, "SELECT count(*) FROM assets", 0,
+	    &st) == STORE_OK) {
+		if (store_step(st) == STORE_ROW)
+			n = store_column_int(st, 0);
+		store_finalize(st);
 	}
-	sqlite3_close(db);
+	store_close(db);
 	return n;
 }
 
@@ -581,7 +581,7 @@ void
 row25_busy(struct row *row)
 {
 	struct frig	*f;
-	sqlite3		*db = NULL;
+	struct store		*db = NULL;
 	char		*out = NULL;
 	int64_t		 t0, worst = 0, t;
 	int		 secs = row->full ? 30 : 3, c, hb = 0, st;
@@ -590,10 +590,11 @@ row25_busy(struct row *row)
 		goto out;
 	c = gwrig_dial(f->r, NCSPEER_LOWER);
 	ROW_CHECK(row, c > 0 && heartbeat_ok(f->r, c), "dial failed");
-	ROW_CHECK(row, sqlite3_open(f->r->gw->db, &db) == SQLITE_OK &&
-	    sqlite3_busy_timeout(db, F_WAIT_MS) == SQLITE_OK &&
-	    sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) ==
-	    SQLITE_OK, "could not take the lock");
+	ROW_CHECK(row, store_open_file(&db, f->r->gw->db, STORE_OPEN_CREATE,
+	    NULL) == STORE_OK &&
+	    store_busy_timeout(db, F_WAIT_MS) == STORE_OK &&
+	    store_exec(db, "BEGIN IMMEDIATE") ==
+	    STORE_OK, "could not take the lock");
 	t0 = ncspeer_now_ms();
 	while (ncspeer_now_ms() - t0 < secs * 1000) {
 		t = ncspeer_now_ms();
@@ -612,8 +613,8 @@ row25_busy(struct row *row)
 	row_note(row, "mosctl refused while locked (exit %d after its busy "
 	    "timeout, %lld ms)", st, (long long)t);
 	ROW_CHECK(row, heartbeat_ok(f->r, c), "heartbeat after mosctl failed");
-	sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
-	sqlite3_close(db);
+	store_exec(db, "COMMIT");
+	store_close(db);
 	db = NULL;
 	ROW_CHECK(row, hb > 0, "no heartbeat answered while locked");
 	ROW_CHECK(row, gwproc_asset_put(f->r->gw, "BUSY-1", "free") == 0 &&
@@ -628,7 +629,7 @@ row25_busy(struct row *row)
 out:
 	free(out);
 	if (db != NULL)
-		sqlite3_close(db);
+		store_close(db);
 	frig_free(f);
 }
 

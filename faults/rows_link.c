@@ -18,8 +18,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <sqlite3.h>
 
+#include "store/store.h"
 #include "faults/faults.h"
 
 /* Short timers so that each row takes seconds. */
@@ -191,19 +191,19 @@ out:
 static int
 ro_rows(struct gwproc *gw, const char *ro_id)
 {
-	sqlite3		*db;
-	sqlite3_stmt	*st;
+	struct store		*db;
+	struct store_stmt	*st;
 	int		 n = -1;
 
-	if (sqlite3_open_v2(gw->db, &db, SQLITE_OPEN_READONLY, NULL) ==
-	    SQLITE_OK && sqlite3_prepare_v2(db, "SELECT count(*) FROM ro "
-	    "WHERE ro_id = ?", -1, &st, NULL) == SQLITE_OK) {
-		sqlite3_bind_text(st, 1, ro_id, -1, SQLITE_STATIC);
-		if (sqlite3_step(st) == SQLITE_ROW)
-			n = sqlite3_column_int(st, 0);
-		sqlite3_finalize(st);
+	if (store_open_file(&db, gw->db, STORE_OPEN_READONLY, NULL) ==
+	    STORE_OK && store_prepare(db, "SELECT count(*) FROM ro "
+	    "WHERE ro_id = ?", 0, &st) == STORE_OK) {
+		store_bind_text(st, 1, ro_id, -1);
+		if (store_step(st) == STORE_ROW)
+			n = store_column_int(st, 0);
+		store_finalize(st);
 	}
-	sqlite3_close(db);
+	store_close(db);
 	return n;
 }
 

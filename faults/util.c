@@ -21,8 +21,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <sqlite3.h>
 
+#include "store/store.h"
 #include "faults/faults.h"
 #include "tools/faultvfs.h"
 
@@ -711,29 +711,29 @@ ledger_check(struct ledger *l, struct ncspeer *ncs, long *lost, long *dups,
 long
 ledger_missing_in_db(struct ledger *l, struct gwproc *gw)
 {
-	sqlite3		*db;
-	sqlite3_stmt	*st;
+	struct store		*db;
+	struct store_stmt	*st;
 	long		 missing = 0;
 	int		 k;
 
-	if (sqlite3_open_v2(gw->db, &db, SQLITE_OPEN_READONLY, NULL) !=
-	    SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "SELECT rev FROM assets WHERE obj_id = ?",
-	    -1, &st, NULL) != SQLITE_OK) {
-		sqlite3_close(db);
+	if (store_open_file(&db, gw->db, STORE_OPEN_READONLY, NULL) !=
+	    STORE_OK ||
+	    store_prepare(db, "SELECT rev FROM assets WHERE obj_id = ?", 0,
+	    &st) != STORE_OK) {
+		store_close(db);
 		return -1;
 	}
 	for (k = 0; k < l->n; k++) {
 		if (l->rev[k] == 0)
 			continue;
-		sqlite3_reset(st);
-		sqlite3_bind_text(st, 1, l->id[k], -1, SQLITE_STATIC);
-		if (sqlite3_step(st) != SQLITE_ROW ||
-		    sqlite3_column_int(st, 0) < l->rev[k])
+		store_reset(st);
+		store_bind_text(st, 1, l->id[k], -1);
+		if (store_step(st) != STORE_ROW ||
+		    store_column_int(st, 0) < l->rev[k])
 			missing++;
 	}
-	sqlite3_finalize(st);
-	sqlite3_close(db);
+	store_finalize(st);
+	store_close(db);
 	return missing;
 }
 
@@ -741,18 +741,18 @@ ledger_missing_in_db(struct ledger *l, struct gwproc *gw)
 bool
 db_integrity_ok(struct gwproc *gw)
 {
-	sqlite3		*db;
-	sqlite3_stmt	*st;
+	struct store		*db;
+	struct store_stmt	*st;
 	bool		 ok = false;
 
-	if (sqlite3_open_v2(gw->db, &db, SQLITE_OPEN_READWRITE, NULL) ==
-	    SQLITE_OK && sqlite3_prepare_v2(db, "PRAGMA integrity_check",
-	    -1, &st, NULL) == SQLITE_OK) {
-		ok = sqlite3_step(st) == SQLITE_ROW && strcmp((const char *)
-		    sqlite3_column_text(st, 0), "ok") == 0;
-		sqlite3_finalize(st);
+	if (store_open_file(&db, gw->db, 0, NULL) ==
+	    STORE_OK && store_prepare(db, "PRAGMA integrity_check", 0, &st) ==
+	    STORE_OK) {
+		ok = store_step(st) == STORE_ROW && strcmp(store_column_text(st,
+		    0), "ok") == 0;
+		store_finalize(st);
 	}
-	sqlite3_close(db);
+	store_close(db);
 	return ok;
 }
 

@@ -8,7 +8,6 @@
  * publishers and builds their mosObj; the reply is sent from its done
  * callback, when the mosObj joins the publishers' windows.
  */
-#include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,13 +64,13 @@ asset_task_free(struct asset_task *t)
 /* A statement per NCS about one object (?1); finalize it. A queue_rc. */
 static int
 asset_stmt(struct gwdb *g, const char *sql, const char *obj_id,
-    sqlite3_stmt **st)
+    struct store_stmt **st)
 {
 	int	rc;
 
-	if ((rc = sqlite3_prepare_v2(g->db, sql, -1, st, NULL)) != SQLITE_OK)
+	if ((rc = store_prepare(g->db, sql, 0, st)) != STORE_OK)
 		return gwdb_rc(rc);
-	sqlite3_bind_text(*st, 1, obj_id, -1, SQLITE_STATIC);
+	store_bind_text(*st, 1, obj_id, -1);
 	return QUEUE_OK;
 }
 
@@ -79,22 +78,22 @@ asset_stmt(struct gwdb *g, const char *sql, const char *obj_id,
 static int
 asset_jobs(struct gwdb *g, const char *obj_id, json_t *jobs)
 {
-	sqlite3_stmt	*st = gwdb_stmt(g, ST_ASSET_JOBS);
+	struct store_stmt	*st = gwdb_stmt(g, ST_ASSET_JOBS);
 	const char	*lane;
 	int		 rc;
 
-	sqlite3_bind_text(st, 1, obj_id, -1, SQLITE_STATIC);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		lane = (const char *)sqlite3_column_text(st, 1);
+	store_bind_text(st, 1, obj_id, -1);
+	while ((rc = store_step(st)) == STORE_ROW) {
+		lane = store_column_text(st, 1);
 		if (strncmp(lane, CATALOG_LANE_PREFIX,
 		    strlen(CATALOG_LANE_PREFIX)) == 0)
 			lane += strlen(CATALOG_LANE_PREFIX);
 		json_array_append_new(jobs, json_pack("{s:I, s:s, s:s}",
-		    "jobId", (json_int_t)sqlite3_column_int64(st, 0), "ncs",
+		    "jobId", (json_int_t)store_column_int64(st, 0), "ncs",
 		    lane, "status", "QUEUED"));
 	}
-	sqlite3_reset(st);
-	return rc == SQLITE_DONE ? QUEUE_OK : gwdb_rc(rc);
+	store_reset(st);
+	return rc == STORE_DONE ? QUEUE_OK : gwdb_rc(rc);
 }
 
 /* A failure that undoes the whole transaction (not one change's). */
@@ -539,7 +538,7 @@ asset_json(const struct catalog_asset *a)
 static int
 asset_delivery(struct gwdb *g, const char *obj_id, json_t *out)
 {
-	sqlite3_stmt	*st;
+	struct store_stmt	*st;
 	int		 rc;
 
 	if ((rc = asset_stmt(g, "SELECT n.name, d.rev, d.status, "
@@ -548,19 +547,19 @@ asset_delivery(struct gwdb *g, const char *obj_id, json_t *out)
 	    "?1 || '@' || n.name AND j.state = 0 WHERE n.enabled = 1 ORDER BY "
 	    "n.name", obj_id, &st)) != QUEUE_OK)
 		return rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while ((rc = store_step(st)) == STORE_ROW) {
 		json_array_append_new(out, json_pack("{s:s, s:o, s:o, s:o}",
-		    "ncs", (const char *)sqlite3_column_text(st, 0),
-		    "deliveredRev", sqlite3_column_type(st, 1) == SQLITE_NULL ?
-		    json_null() : json_integer(sqlite3_column_int(st, 1)),
-		    "deliveredStatus", sqlite3_column_type(st, 2) ==
-		    SQLITE_NULL ? json_null() :
-		    json_string((const char *)sqlite3_column_text(st, 2)),
-		    "pendingJobId", sqlite3_column_type(st, 4) == SQLITE_NULL ?
-		    json_null() : json_integer(sqlite3_column_int64(st, 4))));
+		    "ncs", store_column_text(st, 0),
+		    "deliveredRev", store_column_is_null(st, 1) ?
+		    json_null() : json_integer(store_column_int(st, 1)),
+		    "deliveredStatus", store_column_is_null(st,
+		    2) ? json_null() :
+		    json_string(store_column_text(st, 2)),
+		    "pendingJobId", store_column_is_null(st, 4) ?
+		    json_null() : json_integer(store_column_int64(st, 4))));
 	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? QUEUE_OK : gwdb_rc(rc);
+	store_finalize(st);
+	return rc == STORE_DONE ? QUEUE_OK : gwdb_rc(rc);
 }
 
 /* GET one asset on the bookkeeping thread. */

@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include <jansson.h>
-#include <sqlite3.h>
 
 #include "gateway/gateway.h"
 
@@ -177,9 +176,9 @@ struct page_task {
 
 /* A text column into a buffer ("" for NULL). */
 static void
-page_col(sqlite3_stmt *st, int i, char *buf, size_t len)
+page_col(struct store_stmt *st, int i, char *buf, size_t len)
 {
-	const char	*s = (const char *)sqlite3_column_text(st, i);
+	const char	*s = store_column_text(st, i);
 
 	util_strlcpy(buf, s != NULL ? s : "", len);
 }
@@ -191,18 +190,18 @@ page_col(sqlite3_stmt *st, int i, char *buf, size_t len)
 static int
 page_history_run(struct gwdb *g, struct page_task *t)
 {
-	sqlite3_stmt	*st;
+	struct store_stmt	*st;
 	struct page_msg	*m;
 	int		 rc;
 
-	if ((rc = sqlite3_prepare_v2(g->db, "SELECT t_ms, ncs, port, dir, "
+	if ((rc = store_prepare(g->db, "SELECT t_ms, ncs, port, dir, "
 	    "message_id, type, outcome FROM history WHERE id > (SELECT "
-	    "coalesce(max(id), 0) FROM history) - ?1 ORDER BY id DESC", -1,
-	    &st, NULL)) != SQLITE_OK)
+	    "coalesce(max(id), 0) FROM history) - ?1 ORDER BY id DESC", 0,
+	    &st)) != STORE_OK)
 		return gwdb_rc(rc);
-	sqlite3_bind_int(st, 1, STATUS_HISTORY_SCAN);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (strcmp((const char *)sqlite3_column_text(st, 5),
+	store_bind_int(st, 1, STATUS_HISTORY_SCAN);
+	while ((rc = store_step(st)) == STORE_ROW) {
+		if (strcmp(store_column_text(st, 5),
 		    "heartbeat") == 0) {
 			t->heartbeats++;
 			continue;
@@ -210,16 +209,16 @@ page_history_run(struct gwdb *g, struct page_task *t)
 		if (t->nhist == STATUS_HISTORY_MAX)
 			continue;
 		m = &t->hist[t->nhist++];
-		m->t_ms = sqlite3_column_int64(st, 0);
+		m->t_ms = store_column_int64(st, 0);
 		page_col(st, 1, m->ncs, sizeof m->ncs);
 		page_col(st, 2, m->port, sizeof m->port);
 		page_col(st, 3, m->dir, sizeof m->dir);
-		m->message_id = sqlite3_column_int(st, 4);
+		m->message_id = store_column_int(st, 4);
 		page_col(st, 5, m->type, sizeof m->type);
 		page_col(st, 6, m->outcome, sizeof m->outcome);
 	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? QUEUE_OK : gwdb_rc(rc);
+	store_finalize(st);
+	return rc == STORE_DONE ? QUEUE_OK : gwdb_rc(rc);
 }
 
 /* On the bookkeeping thread: what the page shows from the database. */

@@ -4,7 +4,6 @@
  * delete and the delivery jobs it causes commit in ONE transaction, so an
  * acknowledged change is never lost and never half-stored.
  */
-#include <sqlite3.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,34 +16,34 @@ static const char *const path_kinds[] = { "path", "proxy", "metadata" };
 
 /* A copy of a column, or NULL for SQL NULL. */
 static char *
-catalog_col(sqlite3_stmt *st, int i)
+catalog_col(struct store_stmt *st, int i)
 {
-	const unsigned char	*s = sqlite3_column_text(st, i);
+	const char	*s = store_column_text(st, i);
 
 	return s == NULL ? NULL : xstrdup((const char *)s);
 }
 
 /* Fill the scalar fields of an asset from a row of CATALOG_COLS. */
 void
-catalog_row(sqlite3_stmt *st, struct catalog_asset *a)
+catalog_row(struct store_stmt *st, struct catalog_asset *a)
 {
 	memset(a, 0, sizeof *a);
 	a->obj_id = catalog_col(st, 0);
 	a->slug = catalog_col(st, 1);
 	a->type = catalog_col(st, 2);
 	a->tb = catalog_col(st, 3);
-	a->dur = sqlite3_column_int64(st, 4);
-	a->rev = sqlite3_column_int(st, 5);
+	a->dur = store_column_int64(st, 4);
+	a->rev = store_column_int(st, 5);
 	a->air = catalog_col(st, 6);
 	a->status = catalog_col(st, 7);
 	a->abstract = catalog_col(st, 8);
 	a->description = catalog_col(st, 9);
 	a->group = catalog_col(st, 10);
 	a->created_by = catalog_col(st, 11);
-	a->created_ms = sqlite3_column_int64(st, 12);
+	a->created_ms = store_column_int64(st, 12);
 	a->changed_by = catalog_col(st, 13);
-	a->changed_ms = sqlite3_column_int64(st, 14);
-	a->deleted = sqlite3_column_int(st, 15) != 0;
+	a->changed_ms = store_column_int64(st, 14);
+	a->deleted = store_column_int(st, 15) != 0;
 }
 
 /* Append a path. */
@@ -79,51 +78,51 @@ catalog_add_meta(struct catalog_asset *a, const char *scope, const char *schema,
 int
 catalog_load_children(struct gwdb *g, struct catalog_asset *a)
 {
-	sqlite3_stmt	*st;
+	struct store_stmt	*st;
 	const char	*kind;
 	int		 rc, k;
 
 	st = gwdb_stmt(g, ST_ASSET_PATHS);
-	sqlite3_bind_text(st, 1, a->obj_id, -1, SQLITE_STATIC);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		kind = (const char *)sqlite3_column_text(st, 0);
+	store_bind_text(st, 1, a->obj_id, -1);
+	while ((rc = store_step(st)) == STORE_ROW) {
+		kind = store_column_text(st, 0);
 		for (k = 0; k < (int)nitems(path_kinds); k++) {
 			if (kind != NULL && strcmp(kind, path_kinds[k]) == 0)
 				break;
 		}
 		catalog_add_path(a, k % (int)nitems(path_kinds),
-		    (const char *)sqlite3_column_text(st, 1),
-		    (const char *)sqlite3_column_text(st, 2));
+		    store_column_text(st, 1),
+		    store_column_text(st, 2));
 	}
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE)
+	store_reset(st);
+	if (rc != STORE_DONE)
 		return gwdb_rc(rc);
 	st = gwdb_stmt(g, ST_ASSET_META);
-	sqlite3_bind_text(st, 1, a->obj_id, -1, SQLITE_STATIC);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		catalog_add_meta(a, (const char *)sqlite3_column_text(st, 0),
-		    (const char *)sqlite3_column_text(st, 1),
-		    (const char *)sqlite3_column_text(st, 2));
-	sqlite3_reset(st);
-	return rc == SQLITE_DONE ? QUEUE_OK : gwdb_rc(rc);
+	store_bind_text(st, 1, a->obj_id, -1);
+	while ((rc = store_step(st)) == STORE_ROW)
+		catalog_add_meta(a, store_column_text(st, 0),
+		    store_column_text(st, 1),
+		    store_column_text(st, 2));
+	store_reset(st);
+	return rc == STORE_DONE ? QUEUE_OK : gwdb_rc(rc);
 }
 
 /* One asset by objID. */
 int
 catalog_get(struct gwdb *g, const char *obj_id, struct catalog_asset *a)
 {
-	sqlite3_stmt	*st = gwdb_stmt(g, ST_ASSET_GET);
+	struct store_stmt	*st = gwdb_stmt(g, ST_ASSET_GET);
 	int		 rc;
 
 	memset(a, 0, sizeof *a);
-	sqlite3_bind_text(st, 1, obj_id, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
+	store_bind_text(st, 1, obj_id, -1);
+	rc = store_step(st);
+	if (rc == STORE_ROW)
 		catalog_row(st, a);
-	sqlite3_reset(st);
-	if (rc == SQLITE_DONE)
+	store_reset(st);
+	if (rc == STORE_DONE)
 		return QUEUE_ENOTFOUND;
-	if (rc != SQLITE_ROW)
+	if (rc != STORE_ROW)
 		return gwdb_rc(rc);
 	if ((rc = catalog_load_children(g, a)) != QUEUE_OK)
 		catalog_asset_clear(a);
@@ -135,22 +134,21 @@ int
 catalog_list(struct gwdb *g, const char *after, bool deleted_too,
     struct catalog_asset *out, size_t max, size_t *n)
 {
-	sqlite3_stmt	*st = gwdb_stmt(g, ST_ASSET_LIST);
+	struct store_stmt	*st = gwdb_stmt(g, ST_ASSET_LIST);
 	size_t		 i;
-	int		 rc = SQLITE_DONE;
+	int		 rc = STORE_DONE;
 
 	*n = 0;
-	sqlite3_bind_text(st, 1, after != NULL ? after : "", -1,
-	    SQLITE_TRANSIENT);
-	sqlite3_bind_int(st, 2, deleted_too ? 1 : 0);
-	sqlite3_bind_int64(st, 3, (sqlite3_int64)max);
-	while (*n < max && (rc = sqlite3_step(st)) == SQLITE_ROW)
+	store_bind_text_copy(st, 1, after != NULL ? after : "", -1);
+	store_bind_int(st, 2, deleted_too ? 1 : 0);
+	store_bind_int64(st, 3, (int64_t)max);
+	while (*n < max && (rc = store_step(st)) == STORE_ROW)
 		catalog_row(st, &out[(*n)++]);
-	if (*n < max && rc != SQLITE_DONE) {
-		sqlite3_reset(st);
+	if (*n < max && rc != STORE_DONE) {
+		store_reset(st);
 		goto fail;
 	}
-	sqlite3_reset(st);
+	store_reset(st);
 	for (i = 0; i < *n; i++) {
 		if ((rc = catalog_load_children(g, &out[i])) != QUEUE_OK)
 			goto fail;
@@ -473,39 +471,38 @@ static int
 catalog_put_children(struct gwdb *g, const struct catalog_asset *a,
     bool existed)
 {
-	sqlite3_stmt	*st;
+	struct store_stmt	*st;
 	size_t		 i;
 	int		 rc;
 
 	if (!existed)
 		goto add;
 	st = gwdb_stmt(g, ST_ASSET_PATHS_DEL);
-	sqlite3_bind_text(st, 1, a->obj_id, -1, SQLITE_STATIC);
+	store_bind_text(st, 1, a->obj_id, -1);
 	if ((rc = gwdb_exec_stmt(g, st)) != QUEUE_OK)
 		return rc;
 	st = gwdb_stmt(g, ST_ASSET_META_DEL);
-	sqlite3_bind_text(st, 1, a->obj_id, -1, SQLITE_STATIC);
+	store_bind_text(st, 1, a->obj_id, -1);
 	if ((rc = gwdb_exec_stmt(g, st)) != QUEUE_OK)
 		return rc;
 add:
 	for (i = 0; i < a->npaths; i++) {
 		st = gwdb_stmt(g, ST_ASSET_PATH_ADD);
-		sqlite3_bind_text(st, 1, a->obj_id, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(st, 2, (sqlite3_int64)i);
-		sqlite3_bind_text(st, 3, path_kinds[a->paths[i].kind], -1,
-		    SQLITE_STATIC);
-		sqlite3_bind_text(st, 4, a->paths[i].tech, -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 5, a->paths[i].url, -1, SQLITE_STATIC);
+		store_bind_text(st, 1, a->obj_id, -1);
+		store_bind_int64(st, 2, (int64_t)i);
+		store_bind_text(st, 3, path_kinds[a->paths[i].kind], -1);
+		store_bind_text(st, 4, a->paths[i].tech, -1);
+		store_bind_text(st, 5, a->paths[i].url, -1);
 		if ((rc = gwdb_exec_stmt(g, st)) != QUEUE_OK)
 			return rc;
 	}
 	for (i = 0; i < a->nmeta; i++) {
 		st = gwdb_stmt(g, ST_ASSET_META_ADD);
-		sqlite3_bind_text(st, 1, a->obj_id, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(st, 2, (sqlite3_int64)i);
+		store_bind_text(st, 1, a->obj_id, -1);
+		store_bind_int64(st, 2, (int64_t)i);
 		gwdb_bind_text(st, 3, a->meta[i].scope);
-		sqlite3_bind_text(st, 4, a->meta[i].schema, -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 5, a->meta[i].payload, -1, SQLITE_STATIC);
+		store_bind_text(st, 4, a->meta[i].schema, -1);
+		store_bind_text(st, 5, a->meta[i].payload, -1);
 		if ((rc = gwdb_exec_stmt(g, st)) != QUEUE_OK)
 			return rc;
 	}
@@ -608,7 +605,7 @@ catalog_index(struct gwdb *g, const char *obj_id, bool existed)
 {
 	static const enum gwdb_stmt	steps[] = { ST_FTS_KEY, ST_FTS_DEL,
 					    ST_FTS_ADD };
-	sqlite3_stmt			*st;
+	struct store_stmt			*st;
 	size_t				 i;
 	int				 rc = QUEUE_OK;
 
@@ -616,7 +613,7 @@ catalog_index(struct gwdb *g, const char *obj_id, bool existed)
 		if (!existed && steps[i] == ST_FTS_DEL)
 			continue;
 		st = gwdb_stmt(g, steps[i]);
-		sqlite3_bind_text(st, 1, obj_id, -1, SQLITE_STATIC);
+		store_bind_text(st, 1, obj_id, -1);
 		rc = gwdb_exec_stmt(g, st);
 	}
 	return rc;
@@ -648,21 +645,22 @@ catalog_enqueue_one(struct gwdb *g, const char *lane, const char *kind,
 
 /* One job per NCS row of st (see gateway.h). */
 int
-catalog_enqueue_rows(struct gwdb *g, sqlite3_stmt *st, const char *lane_prefix,
+catalog_enqueue_rows(struct gwdb *g, struct store_stmt *st,
+    const char *lane_prefix,
     const char *kind, const char *key_tag, const char *obj_id, int *njobs)
 {
 	char	**names = NULL, *lane, *key;
 	int	 *max = NULL, rc;
 	size_t	  n = 0, i;
 
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while ((rc = store_step(st)) == STORE_ROW) {
 		names = xreallocarray(names, n + 1, sizeof *names);
 		max = xreallocarray(max, n + 1, sizeof *max);
-		names[n] = xstrdup((const char *)sqlite3_column_text(st, 0));
-		max[n++] = sqlite3_column_int(st, 1);
+		names[n] = xstrdup(store_column_text(st, 0));
+		max[n++] = store_column_int(st, 1);
 	}
-	sqlite3_reset(st);
-	rc = rc == SQLITE_DONE ? QUEUE_OK : gwdb_rc(rc);
+	store_reset(st);
+	rc = rc == STORE_DONE ? QUEUE_OK : gwdb_rc(rc);
 	for (i = 0; rc == QUEUE_OK && i < n; i++) {
 		xasprintf(&lane, "%s%s", lane_prefix, names[i]);
 		xasprintf(&key, "%s:%s@%s", key_tag, obj_id, names[i]);
@@ -747,47 +745,47 @@ static int
 catalog_store_row(struct gwdb *g, const struct catalog_asset *a,
     struct catalog_stored *s)
 {
-	sqlite3_stmt	*st;
+	struct store_stmt	*st;
 	int		 rc;
 
 	memset(s, 0, sizeof *s);
 	s->ready_changed = true;
 	/* before: no row, a tombstone, or its objAir, timing and paths */
 	st = gwdb_stmt(g, ST_RO_ASSET_AIR);
-	sqlite3_bind_text(st, 1, a->obj_id, -1, SQLITE_STATIC);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		s->ready_changed = sqlite3_column_int(st, 1) != 0 ||
-		    strcmp((const char *)sqlite3_column_text(st, 0),
+	store_bind_text(st, 1, a->obj_id, -1);
+	if ((rc = store_step(st)) == STORE_ROW) {
+		s->ready_changed = store_column_int(st, 1) != 0 ||
+		    strcmp(store_column_text(st, 0),
 		    a->air) != 0;
-		s->media_changed = sqlite3_column_int(st, 1) == 0 &&
-		    (sqlite3_column_int64(st, 2) != a->dur ||
-		    strcmp((const char *)sqlite3_column_text(st, 3),
+		s->media_changed = store_column_int(st, 1) == 0 &&
+		    (store_column_int64(st, 2) != a->dur ||
+		    strcmp(store_column_text(st, 3),
 		    a->tb) != 0 || catalog_paths_differ(a,
-		    (const char *)sqlite3_column_text(st, 4)));
+		    store_column_text(st, 4)));
 	}
-	sqlite3_reset(st);
+	store_reset(st);
 	s->what = "catalog read";
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+	if (rc != STORE_ROW && rc != STORE_DONE)
 		return gwdb_rc(rc);
-	s->existed = rc == SQLITE_ROW;
+	s->existed = rc == STORE_ROW;
 	st = gwdb_stmt(g, ST_ASSET_UPSERT);
-	sqlite3_bind_text(st, 1, a->obj_id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, a->slug, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, a->type, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 4, a->tb, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 5, a->dur);
-	sqlite3_bind_text(st, 6, a->air, -1, SQLITE_STATIC);
+	store_bind_text(st, 1, a->obj_id, -1);
+	store_bind_text(st, 2, a->slug, -1);
+	store_bind_text(st, 3, a->type, -1);
+	store_bind_text(st, 4, a->tb, -1);
+	store_bind_int64(st, 5, a->dur);
+	store_bind_text(st, 6, a->air, -1);
 	gwdb_bind_text(st, 7, a->abstract);
-	sqlite3_bind_text(st, 8, a->description != NULL ? a->description : "",
-	    -1, SQLITE_STATIC);
+	store_bind_text(st, 8, a->description != NULL ? a->description : "",
+	    -1);
 	gwdb_bind_text(st, 9, a->group != NULL && *a->group != '\0' ? a->group :
 	    NULL);
-	sqlite3_bind_text(st, 10, a->changed_by, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 11, queue_now(g->q));
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		s->rev = sqlite3_column_int(st, 0);
-	rc = rc == SQLITE_ROW ? QUEUE_OK : gwdb_rc(rc);
-	sqlite3_reset(st);
+	store_bind_text(st, 10, a->changed_by, -1);
+	store_bind_int64(st, 11, queue_now(g->q));
+	if ((rc = store_step(st)) == STORE_ROW)
+		s->rev = store_column_int(st, 0);
+	rc = rc == STORE_ROW ? QUEUE_OK : gwdb_rc(rc);
+	store_reset(st);
 	s->what = "catalog write";
 	if (rc != QUEUE_OK)
 		return rc;
@@ -884,18 +882,17 @@ catalog_reqs_flush(struct gwdb *g, struct catalog_reqs *r)
 static int
 catalog_reqs_ncs(struct gwdb *g, struct catalog_reqs *r)
 {
-	sqlite3_stmt	*st = gwdb_stmt(g, ST_NCS_PUBLISH);
+	struct store_stmt	*st = gwdb_stmt(g, ST_NCS_PUBLISH);
 	int		 rc;
 
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while ((rc = store_step(st)) == STORE_ROW) {
 		r->ncs = xreallocarray(r->ncs, r->nncs + 1, sizeof *r->ncs);
 		r->max = xreallocarray(r->max, r->nncs + 1, sizeof *r->max);
-		r->ncs[r->nncs] = xstrdup((const char *)
-		    sqlite3_column_text(st, 0));
-		r->max[r->nncs++] = sqlite3_column_int(st, 1);
+		r->ncs[r->nncs] = xstrdup(store_column_text(st, 0));
+		r->max[r->nncs++] = store_column_int(st, 1);
 	}
-	sqlite3_reset(st);
-	return rc == SQLITE_DONE ? QUEUE_OK : gwdb_rc(rc);
+	store_reset(st);
+	return rc == STORE_DONE ? QUEUE_OK : gwdb_rc(rc);
 }
 
 /* The publish jobs of one object, as catalog_enqueue makes them. */
@@ -949,7 +946,7 @@ catalog_index_many(struct gwdb *g, json_t *all, json_t *existed)
 {
 	static const enum gwdb_stmt	 steps[] = { ST_FTS_KEYS,
 					    ST_FTS_DEL_MANY, ST_FTS_ADD_MANY };
-	sqlite3_stmt			*st;
+	struct store_stmt			*st;
 	char				*a, *e;
 	size_t				 i;
 	int				 rc = QUEUE_OK;
@@ -962,8 +959,8 @@ catalog_index_many(struct gwdb *g, json_t *all, json_t *existed)
 		if (steps[i] == ST_FTS_DEL_MANY && json_array_size(existed) == 0)
 			continue;
 		st = gwdb_stmt(g, steps[i]);
-		sqlite3_bind_text(st, 1, steps[i] == ST_FTS_DEL_MANY ? e : a,
-		    -1, SQLITE_STATIC);
+		store_bind_text(st, 1, steps[i] == ST_FTS_DEL_MANY ? e : a,
+		    -1);
 		rc = gwdb_exec_stmt(g, st);
 	}
 	free(a);
@@ -984,7 +981,7 @@ catalog_store_many(struct gwdb *g, const struct catalog_asset *const *v,
 {
 	struct catalog_reqs	 r;
 	struct catalog_stored	 s;
-	sqlite3_stmt		*st;
+	struct store_stmt		*st;
 	json_t			*all, *existed;
 	const char		*what;
 	bool			 ro;
@@ -1001,10 +998,10 @@ catalog_store_many(struct gwdb *g, const struct catalog_asset *const *v,
 	existed = json_array();
 	/* item statuses only when running orders hold items at all */
 	st = gwdb_stmt(g, ST_RO_ITEM_ANY);
-	rc = sqlite3_step(st);
-	ro = rc == SQLITE_ROW && sqlite3_column_int(st, 0) != 0;
-	sqlite3_reset(st);
-	if (rc != SQLITE_ROW) {
+	rc = store_step(st);
+	ro = rc == STORE_ROW && store_column_int(st, 0) != 0;
+	store_reset(st);
+	if (rc != STORE_ROW) {
 		rc = catalog_abort(g, gwdb_rc(rc), "catalog read", false, err);
 		goto out;
 	}
@@ -1056,7 +1053,7 @@ int
 catalog_delete(struct gwdb *g, const char *obj_id, const char *by, int *rev,
     int *njobs, char **err)
 {
-	sqlite3_stmt	*st;
+	struct store_stmt	*st;
 	int		 rc, r = 0;
 
 	if (!catalog_text_ok(by, 128)) {
@@ -1069,19 +1066,19 @@ catalog_delete(struct gwdb *g, const char *obj_id, const char *by, int *rev,
 		return rc;
 	}
 	st = gwdb_stmt(g, ST_ASSET_DELETE);
-	sqlite3_bind_text(st, 1, obj_id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, by, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 3, queue_now(g->q));
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		r = sqlite3_column_int(st, 0);
-	sqlite3_reset(st);
-	if (rc == SQLITE_DONE) {
+	store_bind_text(st, 1, obj_id, -1);
+	store_bind_text(st, 2, by, -1);
+	store_bind_int64(st, 3, queue_now(g->q));
+	rc = store_step(st);
+	if (rc == STORE_ROW)
+		r = store_column_int(st, 0);
+	store_reset(st);
+	if (rc == STORE_DONE) {
 		queue_tx_rollback(g->q);
 		xasprintf(err, "no asset '%s' (or already deleted)", obj_id);
 		return QUEUE_ENOTFOUND;
 	}
-	if (rc != SQLITE_ROW)
+	if (rc != STORE_ROW)
 		return catalog_abort(g, gwdb_rc(rc), "catalog write", false,
 		    err);
 	if ((rc = catalog_index(g, obj_id, true)) != QUEUE_OK)
@@ -1106,18 +1103,18 @@ int
 catalog_delivery_get(struct gwdb *g, const char *ncs, const char *obj_id,
     char *status, size_t len)
 {
-	sqlite3_stmt	*st = gwdb_stmt(g, ST_DELIVERY_GET);
+	struct store_stmt	*st = gwdb_stmt(g, ST_DELIVERY_GET);
 	int		 rc;
 
 	*status = '\0';
-	sqlite3_bind_text(st, 1, ncs, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, obj_id, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		util_strlcpy(status, (const char *)sqlite3_column_text(st, 0),
+	store_bind_text(st, 1, ncs, -1);
+	store_bind_text(st, 2, obj_id, -1);
+	rc = store_step(st);
+	if (rc == STORE_ROW)
+		util_strlcpy(status, store_column_text(st, 0),
 		    len);
-	sqlite3_reset(st);
-	return rc == SQLITE_ROW || rc == SQLITE_DONE ? QUEUE_OK : gwdb_rc(rc);
+	store_reset(st);
+	return rc == STORE_ROW || rc == STORE_DONE ? QUEUE_OK : gwdb_rc(rc);
 }
 
 /* Record an acknowledged delivery (inside the flush transaction). */
@@ -1125,13 +1122,13 @@ int
 catalog_delivery_put(struct gwdb *g, const char *ncs, const char *obj_id,
     int rev, const char *status)
 {
-	sqlite3_stmt	*st = gwdb_stmt(g, ST_DELIVERY_PUT);
+	struct store_stmt	*st = gwdb_stmt(g, ST_DELIVERY_PUT);
 
-	sqlite3_bind_text(st, 1, ncs, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, obj_id, -1, SQLITE_STATIC);
-	sqlite3_bind_int(st, 3, rev);
-	sqlite3_bind_text(st, 4, status, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 5, queue_now(g->q));
+	store_bind_text(st, 1, ncs, -1);
+	store_bind_text(st, 2, obj_id, -1);
+	store_bind_int(st, 3, rev);
+	store_bind_text(st, 4, status, -1);
+	store_bind_int64(st, 5, queue_now(g->q));
 	return gwdb_exec_stmt(g, st);
 }
 

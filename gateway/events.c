@@ -17,7 +17,6 @@
  * cursor that says how far that went), then reads the rows the slowest
  * SSE client still needs, EVENTS_PAGE at a time.
  */
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,11 +102,11 @@ events_type_mask(const char *list, bool strict, unsigned *mask, char **err)
 int
 events_add(struct gwdb *g, const char *type, const char *data)
 {
-	sqlite3_stmt	*st = gwdb_stmt(g, ST_EVENTS_ADD);
+	struct store_stmt	*st = gwdb_stmt(g, ST_EVENTS_ADD);
 
-	sqlite3_bind_int64(st, 1, queue_now(g->q));
-	sqlite3_bind_text(st, 2, type, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, data, -1, SQLITE_STATIC);
+	store_bind_int64(st, 1, queue_now(g->q));
+	store_bind_text(st, 2, type, -1);
+	store_bind_text(st, 3, data, -1);
 	return gwdb_exec_stmt(g, st);
 }
 
@@ -128,24 +127,24 @@ int
 events_read(struct gwdb *g, int64_t after, size_t max, struct event_row **out,
     size_t *nout)
 {
-	sqlite3_stmt		*st = gwdb_stmt(g, ST_EVENTS_READ);
+	struct store_stmt		*st = gwdb_stmt(g, ST_EVENTS_READ);
 	struct event_row	*r = NULL;
 	size_t			 n = 0;
 	int			 rc;
 
-	sqlite3_bind_int64(st, 1, after);
-	sqlite3_bind_int64(st, 2, (sqlite3_int64)max);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	store_bind_int64(st, 1, after);
+	store_bind_int64(st, 2, (int64_t)max);
+	while ((rc = store_step(st)) == STORE_ROW) {
 		r = xreallocarray(r, n + 1, sizeof *r);
-		r[n].id = sqlite3_column_int64(st, 0);
-		r[n].t_ms = sqlite3_column_int64(st, 1);
-		r[n].type = xstrdup((const char *)sqlite3_column_text(st, 2));
-		r[n].data = xstrdup((const char *)sqlite3_column_text(st, 3));
-		r[n].hook = sqlite3_column_int(st, 4) != 0;
+		r[n].id = store_column_int64(st, 0);
+		r[n].t_ms = store_column_int64(st, 1);
+		r[n].type = xstrdup(store_column_text(st, 2));
+		r[n].data = xstrdup(store_column_text(st, 3));
+		r[n].hook = store_column_int(st, 4) != 0;
 		n++;
 	}
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE) {
+	store_reset(st);
+	if (rc != STORE_DONE) {
 		events_rows_free(r, n);
 		return gwdb_rc(rc);
 	}
@@ -158,31 +157,31 @@ events_read(struct gwdb *g, int64_t after, size_t max, struct event_row **out,
 int
 events_head(struct gwdb *g, int64_t *head, int64_t *pruned)
 {
-	sqlite3_stmt	*st = gwdb_stmt(g, ST_EVENTS_HEAD);
+	struct store_stmt	*st = gwdb_stmt(g, ST_EVENTS_HEAD);
 	int		 rc;
 
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		*head = sqlite3_column_int64(st, 0);
-		*pruned = sqlite3_column_int64(st, 1);
+	if ((rc = store_step(st)) == STORE_ROW) {
+		*head = store_column_int64(st, 0);
+		*pruned = store_column_int64(st, 1);
 	}
-	sqlite3_reset(st);
-	return rc == SQLITE_ROW ? QUEUE_OK : gwdb_rc(rc);
+	store_reset(st);
+	return rc == STORE_ROW ? QUEUE_OK : gwdb_rc(rc);
 }
 
 /* One int64 from a query with one parameter (0 when NULL). */
 static int
 events_scalar(struct gwdb *g, const char *sql, int64_t arg, int64_t *out)
 {
-	sqlite3_stmt	*st;
+	struct store_stmt	*st;
 	int		 rc;
 
-	if ((rc = sqlite3_prepare_v2(g->db, sql, -1, &st, NULL)) != SQLITE_OK)
+	if ((rc = store_prepare(g->db, sql, 0, &st)) != STORE_OK)
 		return gwdb_rc(rc);
-	sqlite3_bind_int64(st, 1, arg);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		*out = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return rc == SQLITE_ROW ? QUEUE_OK : gwdb_rc(rc);
+	store_bind_int64(st, 1, arg);
+	if ((rc = store_step(st)) == STORE_ROW)
+		*out = store_column_int64(st, 0);
+	store_finalize(st);
+	return rc == STORE_ROW ? QUEUE_OK : gwdb_rc(rc);
 }
 
 /*
@@ -194,7 +193,7 @@ int
 events_prune(struct gwdb *g, int64_t age_ms, int64_t max, size_t *n)
 {
 	int64_t		 head, pruned, by_age = 0, oldest = 0, cut;
-	sqlite3_stmt	*st;
+	struct store_stmt	*st;
 	int		 rc;
 
 	*n = 0;
@@ -214,16 +213,16 @@ events_prune(struct gwdb *g, int64_t age_ms, int64_t max, size_t *n)
 	}
 	if (cut - oldest >= EVENTS_PRUNE_BATCH)
 		cut = oldest + EVENTS_PRUNE_BATCH - 1;
-	if (sqlite3_prepare_v2(g->db, "DELETE FROM events WHERE id <= ?1", -1,
-	    &st, NULL) != SQLITE_OK) {
-		rc = gwdb_rc(sqlite3_errcode(g->db));
+	if (store_prepare(g->db, "DELETE FROM events WHERE id <= ?1", 0, &st) !=
+	    STORE_OK) {
+		rc = gwdb_rc(store_errcode(g->db));
 		queue_tx_rollback(g->q);
 		return rc;
 	}
-	sqlite3_bind_int64(st, 1, cut);
-	rc = gwdb_rc(sqlite3_step(st));
-	*n = (size_t)sqlite3_changes(g->db);
-	sqlite3_finalize(st);
+	store_bind_int64(st, 1, cut);
+	rc = gwdb_rc(store_step(st));
+	*n = (size_t)store_changes(g->db);
+	store_finalize(st);
 	if (rc == QUEUE_OK)
 		rc = gwdb_meta_put(g, "events_pruned", cut);
 	if (rc == QUEUE_OK)

@@ -26,6 +26,7 @@
 
 #include "mosxml/mosxml.h"
 #include "queue/queue.h"
+#include "store/store.h"
 
 #define MOSGW_VERSION	"0.1.0"
 #define MOSGW_MOS_REV	"2.8.5"
@@ -42,8 +43,6 @@ struct event;
 struct bufferevent;
 struct evbuffer;
 struct evconnlistener;
-struct sqlite3;
-struct sqlite3_stmt;
 
 struct gw;
 struct ncs;
@@ -335,7 +334,9 @@ struct gw_config {
 	int		 pause_ms;	/* mos_req_all_pause_unit: 0 = s, 1 =
 	    ms */
 	/* [database] */
-	char		*db_path;
+	int		 db_driver;	/* driver: enum store_driver */
+	char		*db_path;	/* the SQLite file */
+	char		*db_dsn;	/* postgresql: libpq conninfo, or "" */
 	int		 sync_normal;	/* synchronous: 0 = full, 1 = normal */
 	bool		 history;
 	bool		 start_check;	/* PRAGMA quick_check at start */
@@ -480,15 +481,17 @@ enum gwdb_stmt {
 
 struct gwdb {
 	struct queue		*q;
-	struct sqlite3		*db;
-	struct sqlite3_stmt	*st[ST__COUNT];
+	struct store		*db;
+	struct store_stmt	*st[ST__COUNT];
 	bool			 relaxed;	/* bookkeeping without fsync */
 	bool			 hist_counted;	/* hist_bytes is known */
 	int64_t			 hist_bytes;	/* history size (history.c) */
 };
 
 struct gwdb_opts {
+	enum store_driver driver;	/* STORE_SQLITE (0): path; else dsn */
 	const char	*path;
+	const char	*dsn;
 	bool		 sync_normal;
 	int		 busy_ms;
 	bool		 must_exist;	/* never create the file (mosctl) */
@@ -524,13 +527,13 @@ const char *gwdb_hold_lost(const struct gwdb_hold *, const char *path);
 /* Let go (after every connection to the file is closed). */
 void	 gwdb_hold_release(struct gwdb_hold *);
 /* A cached prepared statement, reset and with bindings cleared. */
-struct sqlite3_stmt *gwdb_stmt(struct gwdb *, enum gwdb_stmt);
+struct store_stmt *gwdb_stmt(struct gwdb *, enum gwdb_stmt);
 /* Bind text (static for the statement's use), or NULL for NULL. */
-void	 gwdb_bind_text(struct sqlite3_stmt *, int, const char *);
-/* A SQLite result code as a queue_rc (QUEUE_EBUSY, QUEUE_EFULL, ...). */
-int	 gwdb_rc(int sqlite_rc);
+void	 gwdb_bind_text(struct store_stmt *, int, const char *);
+/* A store result code (STORE_*) as a queue_rc (QUEUE_EBUSY, ...). */
+int	 gwdb_rc(int store_rc);
 /* Run one statement to completion (no rows expected). Returns a queue_rc. */
-int	 gwdb_exec_stmt(struct gwdb *, struct sqlite3_stmt *);
+int	 gwdb_exec_stmt(struct gwdb *, struct store_stmt *);
 const char *gwdb_errmsg(struct gwdb *);
 /* Record the configured NCSs (one transaction): ncs table, enabled flags. */
 int	 gwdb_sync_ncs(struct gwdb *, const struct gw_config *);
@@ -644,7 +647,7 @@ int	 catalog_list(struct gwdb *, const char *after, bool deleted_too,
 	    struct catalog_asset *out, size_t max, size_t *n);
 void	 catalog_asset_clear(struct catalog_asset *);
 /* The scalar fields from a row of CATALOG_COLS; then its child rows. */
-void	 catalog_row(struct sqlite3_stmt *, struct catalog_asset *);
+void	 catalog_row(struct store_stmt *, struct catalog_asset *);
 int	 catalog_load_children(struct gwdb *, struct catalog_asset *);
 /*
  * The plain text of verbatim XML text (markup dropped, entities decoded),
@@ -686,7 +689,7 @@ int	 catalog_enqueue_one(struct gwdb *, const char *lane, const char *kind,
  * bound statement st, in lane lane_prefix+NAME, of kind, payload obj_id,
  * coalesce key "key_tag:obj_id@NAME". *njobs (may be NULL): how many.
  */
-int	 catalog_enqueue_rows(struct gwdb *, struct sqlite3_stmt *st,
+int	 catalog_enqueue_rows(struct gwdb *, struct store_stmt *st,
 	    const char *lane_prefix, const char *kind, const char *key_tag,
 	    const char *obj_id, int *njobs);
 /* The status a delivery of this row to this NCS carries; NULL = skip it. */

@@ -2,17 +2,17 @@
  * The gateway's own tables, in the queue's SQLite file: opened with
  * queue_open, then our schema on queue_db(q), versioned in gw_meta (the
  * queue owns PRAGMA user_version). Writes run inside queue_tx_begin/commit
- * so that they nest with queue calls and share its SQLITE_BUSY handling.
+ * so that they nest with queue calls and share its STORE_BUSY handling.
  */
 #include <sys/file.h>
 #include <sys/stat.h>
 
 #include <errno.h>
 #include <fcntl.h>
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sqlite3.h>
 
 #include "gateway/gateway.h"
 
@@ -386,71 +386,67 @@ static const char *const gwdb_sql[ST__COUNT] = {
 int
 gwdb_rc(int rc)
 {
-	switch (rc & 0xff) {
-	case SQLITE_OK:
-	case SQLITE_DONE:
-	case SQLITE_ROW:
+	switch (rc) {
+	case STORE_OK:
+	case STORE_DONE:
+	case STORE_ROW:
 		return QUEUE_OK;
-	case SQLITE_BUSY:
-	case SQLITE_LOCKED:
+	case STORE_BUSY:
 		return QUEUE_EBUSY;
-	case SQLITE_FULL:
+	case STORE_FULL:
 		return QUEUE_EFULL;
-	case SQLITE_CONSTRAINT:
-	case SQLITE_MISMATCH:
-	case SQLITE_RANGE:
+	case STORE_CONSTRAINT:
+	case STORE_MISMATCH:
 		return QUEUE_EINVAL;
 	default:
 		return QUEUE_EIO;
 	}
 }
 
-/* The last SQLite error text. */
+/* The last database error text. */
 const char *
 gwdb_errmsg(struct gwdb *g)
 {
-	return sqlite3_errmsg(g->db);
+	return store_errmsg(g->db);
 }
 
 /* A cached statement, ready for binding. */
-sqlite3_stmt *
+struct store_stmt *
 gwdb_stmt(struct gwdb *g, enum gwdb_stmt which)
 {
-	sqlite3_stmt	*st;
+	struct store_stmt	*st;
 
 	if ((st = g->st[which]) == NULL) {
-		if (sqlite3_prepare_v3(g->db, gwdb_sql[which], -1,
-		    SQLITE_PREPARE_PERSISTENT, &g->st[which],
-		    NULL) != SQLITE_OK)
+		if (store_prepare(g->db, gwdb_sql[which], STORE_KEEP,
+		    &g->st[which]) != STORE_OK)
 			fatalx("prepare %d: %s", (int)which,
-			    sqlite3_errmsg(g->db));
+			    store_errmsg(g->db));
 		st = g->st[which];
 	}
-	sqlite3_reset(st);
-	sqlite3_clear_bindings(st);
+	store_reset(st);
 	return st;
 }
 
 /* Bind text, or NULL for a NULL string. */
 void
-gwdb_bind_text(sqlite3_stmt *st, int i, const char *s)
+gwdb_bind_text(struct store_stmt *st, int i, const char *s)
 {
 	if (s == NULL)
-		sqlite3_bind_null(st, i);
+		store_bind_null(st, i);
 	else
-		sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
+		store_bind_text(st, i, s, -1);
 }
 
 /* Step a statement until done; reset it. */
 int
-gwdb_exec_stmt(struct gwdb *g, sqlite3_stmt *st)
+gwdb_exec_stmt(struct gwdb *g, struct store_stmt *st)
 {
 	int	rc;
 
 	(void)g;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+	while ((rc = store_step(st)) == STORE_ROW)
 		;
-	sqlite3_reset(st);
+	store_reset(st);
 	return gwdb_rc(rc);
 }
 
@@ -458,15 +454,15 @@ gwdb_exec_stmt(struct gwdb *g, sqlite3_stmt *st)
 int
 gwdb_meta_get(struct gwdb *g, const char *key, int64_t *val)
 {
-	sqlite3_stmt	*st = gwdb_stmt(g, ST_META_GET);
+	struct store_stmt	*st = gwdb_stmt(g, ST_META_GET);
 	int		 rc;
 
-	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		*val = sqlite3_column_int64(st, 0);
-	sqlite3_reset(st);
-	if (rc == SQLITE_DONE)
+	store_bind_text(st, 1, key, -1);
+	rc = store_step(st);
+	if (rc == STORE_ROW)
+		*val = store_column_int64(st, 0);
+	store_reset(st);
+	if (rc == STORE_DONE)
 		return QUEUE_ENOTFOUND;
 	return gwdb_rc(rc);
 }
@@ -475,10 +471,10 @@ gwdb_meta_get(struct gwdb *g, const char *key, int64_t *val)
 int
 gwdb_meta_put(struct gwdb *g, const char *key, int64_t val)
 {
-	sqlite3_stmt	*st = gwdb_stmt(g, ST_META_PUT);
+	struct store_stmt	*st = gwdb_stmt(g, ST_META_PUT);
 
-	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, val);
+	store_bind_text(st, 1, key, -1);
+	store_bind_int64(st, 2, val);
 	return gwdb_exec_stmt(g, st);
 }
 
@@ -488,9 +484,9 @@ gwdb_version(struct gwdb *g, int64_t *v)
 {
 	int	rc;
 
-	rc = sqlite3_exec(g->db, "CREATE TABLE IF NOT EXISTS gw_meta("
-	    "key TEXT PRIMARY KEY, value INTEGER NOT NULL)", NULL, NULL, NULL);
-	if (rc != SQLITE_OK)
+	rc = store_exec(g->db, "CREATE TABLE IF NOT EXISTS gw_meta("
+	    "key TEXT PRIMARY KEY, value INTEGER NOT NULL)");
+	if (rc != STORE_OK)
 		return gwdb_rc(rc);
 	*v = 0;
 	rc = gwdb_meta_get(g, "schema_version", v);
@@ -501,9 +497,8 @@ gwdb_version(struct gwdb *g, int64_t *v)
 static int
 gwdb_migrate(struct gwdb *g, char **err)
 {
-	int64_t	 v;
-	char	*msg = NULL;
-	int	 rc;
+	int64_t	v;
+	int	rc;
 
 	if ((rc = queue_tx_begin(g->q)) != QUEUE_OK) {
 		xasprintf(err, "cannot start the schema transaction: %s",
@@ -520,12 +515,11 @@ gwdb_migrate(struct gwdb *g, char **err)
 		return QUEUE_EINVAL;
 	}
 	for (; v < GWDB_SCHEMA_VERSION; v++) {
-		rc = sqlite3_exec(g->db, *gwdb_migrations[v], NULL, NULL, &msg);
-		if (rc != SQLITE_OK) {
-			queue_tx_rollback(g->q);
+		rc = store_exec(g->db, *gwdb_migrations[v]);
+		if (rc != STORE_OK) {
 			xasprintf(err, "schema migration to version %lld: %s",
-			    (long long)v + 1, msg != NULL ? msg : "?");
-			sqlite3_free(msg);
+			    (long long)v + 1, store_errmsg(g->db));
+			queue_tx_rollback(g->q);
 			return gwdb_rc(rc);
 		}
 		rc = gwdb_meta_put(g, "schema_version", v + 1);
@@ -538,7 +532,7 @@ gwdb_migrate(struct gwdb *g, char **err)
 	}
 	return QUEUE_OK;
 fail:
-	xasprintf(err, "schema: %s", sqlite3_errmsg(g->db));
+	xasprintf(err, "schema: %s", store_errmsg(g->db));
 	queue_tx_rollback(g->q);
 	return rc;
 }
@@ -561,6 +555,26 @@ gwdb_text_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	sbuf_free(&sb);
 }
 
+/* SQLite only: the SQL function mosgw_text, statement journals in memory. */
+static int
+gwdb_setup_sqlite(struct gwdb *g, char **err)
+{
+	struct sqlite3	*db = store_sqlite(g->db);
+
+	if (db == NULL)
+		return QUEUE_OK;
+	if (sqlite3_create_function(db, "mosgw_text", 1, SQLITE_UTF8 |
+	    SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL, gwdb_text_fn, NULL,
+	    NULL) != SQLITE_OK) {
+		xasprintf(err, "cannot register mosgw_text: %s",
+		    sqlite3_errmsg(db));
+		return QUEUE_EIO;
+	}
+	/* savepoints' statement journals in memory, not a temporary file */
+	sqlite3_exec(db, "PRAGMA temp_store = MEMORY", NULL, NULL, NULL);
+	return QUEUE_OK;
+}
+
 /* Open the database: the queue first, then our tables. */
 int
 gwdb_open(struct gwdb **out, const struct gwdb_opts *o, char **err)
@@ -572,7 +586,9 @@ gwdb_open(struct gwdb **out, const struct gwdb_opts *o, char **err)
 
 	*out = NULL;
 	memset(&qo, 0, sizeof qo);
+	qo.driver = o->driver;
 	qo.path = o->path;
+	qo.dsn = o->dsn;
 	qo.sync_normal = o->sync_normal;
 	qo.busy_ms = o->busy_ms;
 	qo.must_exist = o->must_exist;
@@ -583,8 +599,8 @@ gwdb_open(struct gwdb **out, const struct gwdb_opts *o, char **err)
 	g = xcalloc(1, sizeof *g);
 	if ((rc = queue_open(&g->q, &qo, err)) != QUEUE_OK) {
 		/* "PATH: why": the caller names the file itself */
-		n = strlen(o->path);
-		if (*err != NULL && strncmp(*err, o->path, n) == 0 &&
+		n = o->path != NULL ? strlen(o->path) : 0;
+		if (*err != NULL && n > 0 && strncmp(*err, o->path, n) == 0 &&
 		    strncmp(*err + n, ": ", 2) == 0)
 			memmove(*err, *err + n + 2, strlen(*err + n + 2) + 1);
 		free(g);
@@ -593,16 +609,10 @@ gwdb_open(struct gwdb **out, const struct gwdb_opts *o, char **err)
 	g->db = queue_db(g->q);
 	if (o->ckpt_fn != NULL)
 		queue_set_checkpointer(g->q, o->ckpt_fn, o->ckpt_arg);
-	if (sqlite3_create_function(g->db, "mosgw_text", 1, SQLITE_UTF8 |
-	    SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL, gwdb_text_fn, NULL,
-	    NULL) != SQLITE_OK) {
-		xasprintf(err, "cannot register mosgw_text: %s",
-		    sqlite3_errmsg(g->db));
+	if ((rc = gwdb_setup_sqlite(g, err)) != QUEUE_OK) {
 		gwdb_close(g);
-		return QUEUE_EIO;
+		return rc;
 	}
-	/* savepoints' statement journals in memory, not a temporary file */
-	sqlite3_exec(g->db, "PRAGMA temp_store = MEMORY", NULL, NULL, NULL);
 	if ((rc = gwdb_migrate(g, err)) != QUEUE_OK) {
 		gwdb_close(g);
 		return rc;
@@ -620,7 +630,7 @@ gwdb_close(struct gwdb *g)
 	if (g == NULL)
 		return;
 	for (i = 0; i < ST__COUNT; i++)
-		sqlite3_finalize(g->st[i]);
+		store_finalize(g->st[i]);
 	queue_close(g->q);
 	free(g);
 }
@@ -682,14 +692,14 @@ gwdb_hold_release(struct gwdb_hold *h)
 
 /* Upsert one NCS row as enabled. */
 static int
-gwdb_put_ncs(struct gwdb *g, sqlite3_stmt *st, const struct ncs_conf *n,
+gwdb_put_ncs(struct gwdb *g, struct store_stmt *st, const struct ncs_conf *n,
     int64_t now)
 {
-	sqlite3_bind_text(st, 1, n->name, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, n->ncs_id, -1, SQLITE_STATIC);
-	sqlite3_bind_int(st, 3, n->publish ? 1 : 0);
-	sqlite3_bind_int(st, 4, n->max_attempts);
-	sqlite3_bind_int64(st, 5, now);
+	store_bind_text(st, 1, n->name, -1);
+	store_bind_text(st, 2, n->ncs_id, -1);
+	store_bind_int(st, 3, n->publish ? 1 : 0);
+	store_bind_int(st, 4, n->max_attempts);
+	store_bind_int64(st, 5, now);
 	return gwdb_exec_stmt(g, st);
 }
 
@@ -702,36 +712,36 @@ gwdb_put_ncs(struct gwdb *g, sqlite3_stmt *st, const struct ncs_conf *n,
 int
 gwdb_sync_ncs(struct gwdb *g, const struct gw_config *cfg)
 {
-	sqlite3_stmt	*st = NULL;
+	struct store_stmt	*st = NULL;
 	int64_t		 now = queue_now(g->q);
 	size_t		 i;
 	int		 rc;
 
 	if ((rc = queue_tx_begin(g->q)) != QUEUE_OK)
 		return rc;
-	rc = sqlite3_prepare_v2(g->db, "UPDATE ncs SET enabled = 0, updated = "
-	    "?1 WHERE enabled = 1", -1, &st, NULL);
-	if (rc == SQLITE_OK) {
-		sqlite3_bind_int64(st, 1, now);
-		rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK :
-		    sqlite3_errcode(g->db);
+	rc = store_prepare(g->db, "UPDATE ncs SET enabled = 0, updated = "
+	    "?1 WHERE enabled = 1", 0, &st);
+	if (rc == STORE_OK) {
+		store_bind_int64(st, 1, now);
+		rc = store_step(st) == STORE_DONE ? STORE_OK :
+		    store_errcode(g->db);
 	}
-	sqlite3_finalize(st);
+	store_finalize(st);
 	st = NULL;
-	if (rc == SQLITE_OK)
-		rc = sqlite3_prepare_v2(g->db, "INSERT INTO ncs(name, ncs_id,"
+	if (rc == STORE_OK)
+		rc = store_prepare(g->db, "INSERT INTO ncs(name, ncs_id,"
 		    " enabled, publish, max_attempts, updated)"
 		    " VALUES(?1, ?2, 1, ?3, ?4, ?5) ON CONFLICT(name) DO UPDATE"
 		    " SET ncs_id = excluded.ncs_id, enabled = 1,"
 		    " publish = excluded.publish,"
 		    " max_attempts = excluded.max_attempts,"
-		    " updated = excluded.updated", -1, &st, NULL);
+		    " updated = excluded.updated", 0, &st);
 	rc = gwdb_rc(rc);
 	for (i = 0; rc == QUEUE_OK && i < cfg->nncs; i++) {
 		if ((rc = gwdb_put_ncs(g, st, &cfg->ncs[i], now)) == QUEUE_OK)
 			rc = isync_record(g, &cfg->ncs[i]);
 	}
-	sqlite3_finalize(st);
+	store_finalize(st);
 	if (rc != QUEUE_OK) {
 		queue_tx_rollback(g->q);
 		return rc;
@@ -745,9 +755,9 @@ gwdb_relax(struct gwdb *g, bool on)
 {
 	int	rc;
 
-	rc = sqlite3_exec(g->db, on ? "PRAGMA synchronous = NORMAL" :
-	    "PRAGMA synchronous = FULL", NULL, NULL, NULL);
-	if (rc == SQLITE_OK)
+	rc = store_exec(g->db, on ? "PRAGMA synchronous = NORMAL" :
+	    "PRAGMA synchronous = FULL");
+	if (rc == STORE_OK)
 		g->relaxed = on;
 	return gwdb_rc(rc);
 }
@@ -758,6 +768,6 @@ gwdb_durable(struct gwdb *g, bool on)
 {
 	if (!g->relaxed)
 		return QUEUE_OK;
-	return gwdb_rc(sqlite3_exec(g->db, on ? "PRAGMA synchronous = FULL" :
-	    "PRAGMA synchronous = NORMAL", NULL, NULL, NULL));
+	return gwdb_rc(store_exec(g->db, on ? "PRAGMA synchronous = FULL" :
+	    "PRAGMA synchronous = NORMAL"));
 }

@@ -6,7 +6,6 @@
  * in the history table until pruned. Exported as a capture: JSON Lines,
  * see conformance/capture.md.
  */
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -152,7 +151,7 @@ int
 history_store(struct gwdb *g, struct history_rec *v, size_t n)
 {
 	struct history_rec	*r;
-	sqlite3_stmt		*st;
+	struct store_stmt		*st;
 	size_t			 i;
 	int			 rc;
 
@@ -160,19 +159,17 @@ history_store(struct gwdb *g, struct history_rec *v, size_t n)
 		r = &v[i];
 		history_to_utf8(r);
 		st = gwdb_stmt(g, ST_HISTORY_ADD);
-		sqlite3_bind_int64(st, 1, r->t_ms);
-		sqlite3_bind_text(st, 2, r->ncs, -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 3, gw_port_name(r->port), -1,
-		    SQLITE_STATIC);
-		sqlite3_bind_text(st, 4, r->dir == HISTORY_IN ? "in" : "out",
-		    -1, SQLITE_STATIC);
-		sqlite3_bind_int64(st, 5, (sqlite3_int64)r->conn);
+		store_bind_int64(st, 1, r->t_ms);
+		store_bind_text(st, 2, r->ncs, -1);
+		store_bind_text(st, 3, gw_port_name(r->port), -1);
+		store_bind_text(st, 4, r->dir == HISTORY_IN ? "in" : "out",
+		    -1);
+		store_bind_int64(st, 5, (int64_t)r->conn);
 		if (r->message_id != 0)
-			sqlite3_bind_int(st, 6, r->message_id);
-		sqlite3_bind_text(st, 7, r->type, -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 8, r->outcome, -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 9, r->xml, (int)r->raw_len,
-		    SQLITE_STATIC);
+			store_bind_int(st, 6, r->message_id);
+		store_bind_text(st, 7, r->type, -1);
+		store_bind_text(st, 8, r->outcome, -1);
+		store_bind_text(st, 9, r->xml, (int)r->raw_len);
 		if ((rc = gwdb_exec_stmt(g, st)) != QUEUE_OK)
 			return rc;
 	}
@@ -231,9 +228,9 @@ history_committed(struct history *h)
 
 /* A copy of a column as a string ("" for NULL). */
 static char *
-history_col(sqlite3_stmt *st, int i)
+history_col(struct store_stmt *st, int i)
 {
-	const unsigned char	*s = sqlite3_column_text(st, i);
+	const char	*s = store_column_text(st, i);
 
 	return xstrdup(s != NULL ? (const char *)s : "");
 }
@@ -245,7 +242,7 @@ history_list(struct gwdb *g, const struct history_filter *f,
 {
 	struct history_rec	*v = NULL, *r;
 	struct sbuf		 sql = { NULL, 0, 0 };
-	sqlite3_stmt		*st;
+	struct store_stmt		*st;
 	enum gw_port		 port;
 	size_t			 cap = 0;
 	int			 rc, i = 1;
@@ -267,43 +264,43 @@ history_list(struct gwdb *g, const struct history_filter *f,
 		    f->newest_first ? " AND id < ?4" : " AND id > ?4");
 	sbuf_puts(&sql, f->newest_first ? " ORDER BY id DESC LIMIT ?5" :
 	    " ORDER BY id LIMIT ?5");
-	rc = sqlite3_prepare_v2(g->db, sql.s, -1, &st, NULL);
+	rc = store_prepare(g->db, sql.s, 0, &st);
 	sbuf_free(&sql);
-	if (rc != SQLITE_OK)
+	if (rc != STORE_OK)
 		return gwdb_rc(rc);
 	if (f->ncs != NULL)
-		sqlite3_bind_text(st, 1, f->ncs, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, f->since_ms);
-	sqlite3_bind_int64(st, 3, f->until_ms);
-	sqlite3_bind_int64(st, 4, f->after_id);
-	sqlite3_bind_int(st, 5, f->limit > 0 ? f->limit : 100);
+		store_bind_text(st, 1, f->ncs, -1);
+	store_bind_int64(st, 2, f->since_ms);
+	store_bind_int64(st, 3, f->until_ms);
+	store_bind_int64(st, 4, f->after_id);
+	store_bind_int(st, 5, f->limit > 0 ? f->limit : 100);
 	if (f->type != NULL)
-		sqlite3_bind_text(st, 6, f->type, -1, SQLITE_STATIC);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		store_bind_text(st, 6, f->type, -1);
+	while ((rc = store_step(st)) == STORE_ROW) {
 		if (*n == cap) {
 			cap = cap == 0 ? 32 : cap * 2;
 			v = xreallocarray(v, cap, sizeof *v);
 		}
 		r = &v[(*n)++];
 		i = 0;
-		r->id = sqlite3_column_int64(st, i++);
-		r->t_ms = sqlite3_column_int64(st, i++);
+		r->id = store_column_int64(st, i++);
+		r->t_ms = store_column_int64(st, i++);
 		r->ncs = history_col(st, i++);
 		port = GW_PORT_LOWER;
-		gw_port_parse((const char *)sqlite3_column_text(st, i++),
+		gw_port_parse(store_column_text(st, i++),
 		    &port);
 		r->port = port;
-		r->dir = strcmp((const char *)sqlite3_column_text(st,
+		r->dir = strcmp(store_column_text(st,
 		    i++), "in") == 0 ? HISTORY_IN : HISTORY_OUT;
-		r->conn = (uint64_t)sqlite3_column_int64(st, i++);
-		r->message_id = sqlite3_column_int(st, i++);
+		r->conn = (uint64_t)store_column_int64(st, i++);
+		r->message_id = store_column_int(st, i++);
 		r->type = history_col(st, i++);
 		r->outcome = history_col(st, i++);
 		r->xml = history_col(st, i);
 	}
-	sqlite3_finalize(st);
+	store_finalize(st);
 	*out = v;
-	if (rc != SQLITE_DONE) {
+	if (rc != STORE_DONE) {
 		history_recs_free(v, *n);
 		*out = NULL;
 		*n = 0;
@@ -353,22 +350,22 @@ history_account(struct gwdb *g, int64_t delta)
 static int
 history_count(struct gwdb *g)
 {
-	sqlite3_stmt	*st;
+	struct store_stmt	*st;
 	int		 rc;
 
 	if (g->hist_counted)
 		return QUEUE_OK;
-	rc = sqlite3_prepare_v2(g->db, "SELECT coalesce(sum("
-	    HISTORY_ROW_BYTES_SQL "), 0) FROM history", -1, &st, NULL);
-	if (rc != SQLITE_OK)
+	rc = store_prepare(g->db, "SELECT coalesce(sum("
+	    HISTORY_ROW_BYTES_SQL "), 0) FROM history", 0, &st);
+	if (rc != STORE_OK)
 		return gwdb_rc(rc);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		g->hist_bytes = sqlite3_column_int64(st, 0);
+	if ((rc = store_step(st)) == STORE_ROW) {
+		g->hist_bytes = store_column_int64(st, 0);
 		g->hist_counted = true;
-		rc = SQLITE_DONE;
+		rc = STORE_DONE;
 	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? QUEUE_OK : gwdb_rc(rc);
+	store_finalize(st);
+	return rc == STORE_DONE ? QUEUE_OK : gwdb_rc(rc);
 }
 
 /* The bytes history counts now (counted on first use); -1 on error. */
@@ -385,7 +382,7 @@ history_bytes(struct gwdb *g)
  * the budget ran out first.
  */
 static int
-history_delete_batches(struct gwdb *g, sqlite3_stmt *st, int batch,
+history_delete_batches(struct gwdb *g, struct store_stmt *st, int batch,
     int64_t retention_ms, int64_t budget_ms, size_t *n)
 {
 	int64_t	start = util_mono_ms(), freed;
@@ -396,17 +393,17 @@ history_delete_batches(struct gwdb *g, sqlite3_stmt *st, int batch,
 			return QUEUE_EXISTS;
 		if ((rc = queue_tx_begin(g->q)) != QUEUE_OK)
 			return rc;
-		sqlite3_reset(st);
-		sqlite3_bind_int64(st, 1, queue_now(g->q) - retention_ms);
-		sqlite3_bind_int(st, 2, batch);
+		store_reset(st);
+		store_bind_int64(st, 1, queue_now(g->q) - retention_ms);
+		store_bind_int(st, 2, batch);
 		rows = 0;
 		freed = 0;
-		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		while ((rc = store_step(st)) == STORE_ROW) {
 			rows++;
-			freed += sqlite3_column_int64(st, 0);
+			freed += store_column_int64(st, 0);
 		}
-		sqlite3_reset(st);
-		if (rc != SQLITE_DONE) {
+		store_reset(st);
+		if (rc != STORE_DONE) {
 			queue_tx_rollback(g->q);
 			return gwdb_rc(rc);
 		}
@@ -428,18 +425,18 @@ int
 history_prune(struct gwdb *g, int64_t retention_ms, int64_t budget_ms,
     size_t *n)
 {
-	sqlite3_stmt	*st;
+	struct store_stmt	*st;
 	int		 rc;
 
 	*n = 0;
-	rc = sqlite3_prepare_v2(g->db, "DELETE FROM history WHERE id IN"
+	rc = store_prepare(g->db, "DELETE FROM history WHERE id IN"
 	    " (SELECT id FROM history WHERE t_ms < ?1 ORDER BY t_ms LIMIT ?2)"
-	    " RETURNING " HISTORY_ROW_BYTES_SQL, -1, &st, NULL);
-	if (rc != SQLITE_OK)
+	    " RETURNING " HISTORY_ROW_BYTES_SQL, 0, &st);
+	if (rc != STORE_OK)
 		return gwdb_rc(rc);
 	rc = history_delete_batches(g, st, HISTORY_PRUNE_BATCH, retention_ms,
 	    budget_ms, n);
-	sqlite3_finalize(st);
+	store_finalize(st);
 	return rc;
 }
 
@@ -451,37 +448,37 @@ history_prune(struct gwdb *g, int64_t retention_ms, int64_t budget_ms,
 static int
 history_prune_step(struct gwdb *g, int64_t want, int *rows, int64_t *freed)
 {
-	sqlite3_stmt	*st;
+	struct store_stmt	*st;
 	int64_t		 cut = 0, sum = 0;
 	int		 rc;
 
 	*rows = 0;
 	*freed = 0;
-	rc = sqlite3_prepare_v2(g->db, "SELECT id, " HISTORY_ROW_BYTES_SQL
-	    " FROM history ORDER BY id LIMIT ?1", -1, &st, NULL);
-	if (rc != SQLITE_OK)
+	rc = store_prepare(g->db, "SELECT id, " HISTORY_ROW_BYTES_SQL
+	    " FROM history ORDER BY id LIMIT ?1", 0, &st);
+	if (rc != STORE_OK)
 		return gwdb_rc(rc);
-	sqlite3_bind_int(st, 1, HISTORY_SIZE_BATCH);
-	while (sum < want && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		cut = sqlite3_column_int64(st, 0);
-		sum += sqlite3_column_int64(st, 1);
+	store_bind_int(st, 1, HISTORY_SIZE_BATCH);
+	while (sum < want && (rc = store_step(st)) == STORE_ROW) {
+		cut = store_column_int64(st, 0);
+		sum += store_column_int64(st, 1);
 	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+	store_finalize(st);
+	if (rc != STORE_ROW && rc != STORE_DONE)
 		return gwdb_rc(rc);
 	if (cut == 0)
 		return QUEUE_OK;
-	rc = sqlite3_prepare_v2(g->db, "DELETE FROM history WHERE id <= ?1"
-	    " RETURNING " HISTORY_ROW_BYTES_SQL, -1, &st, NULL);
-	if (rc != SQLITE_OK)
+	rc = store_prepare(g->db, "DELETE FROM history WHERE id <= ?1"
+	    " RETURNING " HISTORY_ROW_BYTES_SQL, 0, &st);
+	if (rc != STORE_OK)
 		return gwdb_rc(rc);
-	sqlite3_bind_int64(st, 1, cut);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	store_bind_int64(st, 1, cut);
+	while ((rc = store_step(st)) == STORE_ROW) {
 		(*rows)++;
-		*freed += sqlite3_column_int64(st, 0);
+		*freed += store_column_int64(st, 0);
 	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? QUEUE_OK : gwdb_rc(rc);
+	store_finalize(st);
+	return rc == STORE_DONE ? QUEUE_OK : gwdb_rc(rc);
 }
 
 /*

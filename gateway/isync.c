@@ -19,7 +19,6 @@
  * built from the catalog when claimed: the newest revision); an object that
  * already has a waiting delivery or was delivered to that NCS is skipped.
  */
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,12 +61,12 @@ struct isync {
 int
 isync_record(struct gwdb *g, const struct ncs_conf *c)
 {
-	sqlite3_stmt	*st = gwdb_stmt(g, ST_SYNC_NEW);
+	struct store_stmt	*st = gwdb_stmt(g, ST_SYNC_NEW);
 
-	sqlite3_bind_text(st, 1, c->name, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, c->initial_sync == NCS_SYNC_ALL ? "running" :
-	    "none", -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 3, queue_now(g->q));
+	store_bind_text(st, 1, c->name, -1);
+	store_bind_text(st, 2, c->initial_sync == NCS_SYNC_ALL ? "running" :
+	    "none", -1);
+	store_bind_int64(st, 3, queue_now(g->q));
 	return gwdb_exec_stmt(g, st);
 }
 
@@ -75,34 +74,34 @@ isync_record(struct gwdb *g, const struct ncs_conf *c)
 static int
 isync_waiting(struct gwdb *g, const char *lane, int64_t *n)
 {
-	sqlite3_stmt	*st = gwdb_stmt(g, ST_SYNC_WAITING);
+	struct store_stmt	*st = gwdb_stmt(g, ST_SYNC_WAITING);
 	int		 rc;
 
-	sqlite3_bind_text(st, 1, lane, -1, SQLITE_STATIC);
-	sqlite3_bind_int(st, 2, QUEUE_PRIO_LOW);
-	sqlite3_bind_int(st, 3, ISYNC_LOW);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		*n = sqlite3_column_int64(st, 0);
-	sqlite3_reset(st);
-	return rc == SQLITE_ROW ? QUEUE_OK : gwdb_rc(rc);
+	store_bind_text(st, 1, lane, -1);
+	store_bind_int(st, 2, QUEUE_PRIO_LOW);
+	store_bind_int(st, 3, ISYNC_LOW);
+	if ((rc = store_step(st)) == STORE_ROW)
+		*n = store_column_int64(st, 0);
+	store_reset(st);
+	return rc == STORE_ROW ? QUEUE_OK : gwdb_rc(rc);
 }
 
 /* Up to ISYNC_BATCH live objIDs after `after`, in order. */
 static int
 isync_next(struct gwdb *g, const char *after, char ***ids, size_t *n)
 {
-	sqlite3_stmt	*st = gwdb_stmt(g, ST_SYNC_NEXT);
-	int		 rc = SQLITE_DONE;
+	struct store_stmt	*st = gwdb_stmt(g, ST_SYNC_NEXT);
+	int		 rc = STORE_DONE;
 
 	*ids = xcalloc(ISYNC_BATCH, sizeof **ids);
 	*n = 0;
-	sqlite3_bind_text(st, 1, after, -1, SQLITE_STATIC);
-	sqlite3_bind_int(st, 2, ISYNC_BATCH);
-	while (*n < ISYNC_BATCH && (rc = sqlite3_step(st)) == SQLITE_ROW)
-		(*ids)[(*n)++] = xstrdup((const char *)sqlite3_column_text(st,
+	store_bind_text(st, 1, after, -1);
+	store_bind_int(st, 2, ISYNC_BATCH);
+	while (*n < ISYNC_BATCH && (rc = store_step(st)) == STORE_ROW)
+		(*ids)[(*n)++] = xstrdup(store_column_text(st,
 		    0));
-	sqlite3_reset(st);
-	return rc == SQLITE_ROW || rc == SQLITE_DONE ? QUEUE_OK : gwdb_rc(rc);
+	store_reset(st);
+	return rc == STORE_ROW || rc == STORE_DONE ? QUEUE_OK : gwdb_rc(rc);
 }
 
 /* Does the object need no sync job (delivered, or a delivery waits)? */
@@ -110,16 +109,16 @@ static int
 isync_skip(struct gwdb *g, const char *ncs, const char *obj_id,
     const char *key, bool *skip)
 {
-	sqlite3_stmt	*st = gwdb_stmt(g, ST_SYNC_SKIP);
+	struct store_stmt	*st = gwdb_stmt(g, ST_SYNC_SKIP);
 	int		 rc;
 
-	sqlite3_bind_text(st, 1, ncs, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, obj_id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, key, -1, SQLITE_STATIC);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		*skip = sqlite3_column_int(st, 0) != 0;
-	sqlite3_reset(st);
-	return rc == SQLITE_ROW ? QUEUE_OK : gwdb_rc(rc);
+	store_bind_text(st, 1, ncs, -1);
+	store_bind_text(st, 2, obj_id, -1);
+	store_bind_text(st, 3, key, -1);
+	if ((rc = store_step(st)) == STORE_ROW)
+		*skip = store_column_int(st, 0) != 0;
+	store_reset(st);
+	return rc == STORE_ROW ? QUEUE_OK : gwdb_rc(rc);
 }
 
 /* Enqueue the sync job of one object. */
@@ -147,7 +146,7 @@ static int
 isync_one(struct gwdb *g, struct isync_res *res, const char *after,
     int max_attempts, bool *more)
 {
-	sqlite3_stmt	*st;
+	struct store_stmt	*st;
 	char		*lane, **ids = NULL;
 	size_t		 n = 0, i;
 	int64_t		 waiting = 0;
@@ -168,12 +167,11 @@ isync_one(struct gwdb *g, struct isync_res *res, const char *after,
 	if (rc == QUEUE_OK) {
 		res->done = n < ISYNC_BATCH;
 		st = gwdb_stmt(g, ST_SYNC_MOVE);
-		sqlite3_bind_text(st, 1, res->ncs, -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 2, n > 0 ? ids[n - 1] : after, -1,
-		    SQLITE_STATIC);
-		sqlite3_bind_int64(st, 3, res->queued);
-		sqlite3_bind_int(st, 4, res->done ? 1 : 0);
-		sqlite3_bind_int64(st, 5, queue_now(g->q));
+		store_bind_text(st, 1, res->ncs, -1);
+		store_bind_text(st, 2, n > 0 ? ids[n - 1] : after, -1);
+		store_bind_int64(st, 3, res->queued);
+		store_bind_int(st, 4, res->done ? 1 : 0);
+		store_bind_int64(st, 5, queue_now(g->q));
 		rc = gwdb_exec_stmt(g, st);
 		*more = *more || !res->done;
 	}
@@ -189,7 +187,7 @@ static int
 isync_run(struct gwdb *g, void *arg)
 {
 	struct isync_step	*s = arg;
-	sqlite3_stmt		*st;
+	struct store_stmt		*st;
 	char			**after = NULL;
 	int			*max = NULL;
 	size_t			 i;
@@ -198,18 +196,18 @@ isync_run(struct gwdb *g, void *arg)
 	if ((rc = queue_tx_begin(g->q)) != QUEUE_OK)
 		goto fail;
 	st = gwdb_stmt(g, ST_SYNC_RUNNING);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while ((rc = store_step(st)) == STORE_ROW) {
 		s->v = xreallocarray(s->v, s->n + 1, sizeof *s->v);
 		after = xreallocarray(after, s->n + 1, sizeof *after);
 		max = xreallocarray(max, s->n + 1, sizeof *max);
 		memset(&s->v[s->n], 0, sizeof *s->v);
-		s->v[s->n].ncs = xstrdup((const char *)sqlite3_column_text(st,
+		s->v[s->n].ncs = xstrdup(store_column_text(st,
 		    0));
-		after[s->n] = xstrdup((const char *)sqlite3_column_text(st, 1));
-		max[s->n++] = sqlite3_column_int(st, 2);
+		after[s->n] = xstrdup(store_column_text(st, 1));
+		max[s->n++] = store_column_int(st, 2);
 	}
-	sqlite3_reset(st);
-	rc = rc == SQLITE_DONE ? QUEUE_OK : gwdb_rc(rc);
+	store_reset(st);
+	rc = rc == STORE_DONE ? QUEUE_OK : gwdb_rc(rc);
 	for (i = 0; rc == QUEUE_OK && i < s->n; i++)
 		rc = isync_one(g, &s->v[i], after[i], max[i], &s->more);
 	for (i = 0; i < s->n; i++)

@@ -23,7 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <sqlite3.h>
 
 #include "gateway/gateway.h"
 
@@ -544,26 +543,26 @@ met_refresh_run(struct gwdb *g, void *arg)
 {
 	struct met_task	*t = arg;
 	struct met_db	*d = &t->db;
-	sqlite3_stmt	*st;
+	struct store_stmt	*st;
 	const char	*k;
 	int		 rc;
 
 	if ((rc = queue_stats(g->q, &d->st)) != QUEUE_OK)
 		return rc;
-	if ((rc = sqlite3_prepare_v2(g->db, "SELECT state, kind, count(*) "
-	    "FROM jobs GROUP BY state, kind ORDER BY state, kind", -1, &st,
-	    NULL)) != SQLITE_OK)
+	if ((rc = store_prepare(g->db, "SELECT state, kind, count(*) "
+	    "FROM jobs GROUP BY state, kind ORDER BY state, kind", 0, &st)) !=
+	    STORE_OK)
 		return gwdb_rc(rc);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW &&
+	while ((rc = store_step(st)) == STORE_ROW &&
 	    d->nkinds < METRICS_KINDS_MAX) {
-		d->kinds[d->nkinds].state = sqlite3_column_int(st, 0);
-		k = (const char *)sqlite3_column_text(st, 1);
+		d->kinds[d->nkinds].state = store_column_int(st, 0);
+		k = store_column_text(st, 1);
 		util_strlcpy(d->kinds[d->nkinds].kind, k != NULL ? k : "",
 		    sizeof d->kinds[d->nkinds].kind);
-		d->kinds[d->nkinds++].n = sqlite3_column_int64(st, 2);
+		d->kinds[d->nkinds++].n = store_column_int64(st, 2);
 	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+	store_finalize(st);
+	if (rc != STORE_ROW && rc != STORE_DONE)
 		return gwdb_rc(rc);
 	d->hist_bytes = history_bytes(g);
 	if (d->hist_bytes < 0)

@@ -9,7 +9,6 @@
  * there while half of the current one is left, so the fsync never holds up
  * the loop; an id is only handed out once its block is committed.
  */
-#include <sqlite3.h>
 #include <stdlib.h>
 
 #include "gateway/gateway.h"
@@ -38,15 +37,15 @@ struct msgid *
 msgid_new(struct gwdb *g, const char *ncs, enum gw_port port, int32_t block)
 {
 	struct msgid	*m;
-	sqlite3_stmt	*st;
+	struct store_stmt	*st;
 	int64_t		 upto = 0;
 
 	st = gwdb_stmt(g, ST_MSGID_GET);
-	sqlite3_bind_text(st, 1, ncs, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, gw_port_name(port), -1, SQLITE_STATIC);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		upto = sqlite3_column_int64(st, 0);
-	sqlite3_reset(st);
+	store_bind_text(st, 1, ncs, -1);
+	store_bind_text(st, 2, gw_port_name(port), -1);
+	if (store_step(st) == STORE_ROW)
+		upto = store_column_int64(st, 0);
+	store_reset(st);
 	if (upto < 0 || upto > MSGID_MAX)
 		upto = 0;
 	m = xcalloc(1, sizeof *m);
@@ -75,7 +74,7 @@ msgid_free(struct msgid *m)
 static int
 msgid_store(struct gwdb *g, const char *ncs, enum gw_port port, int32_t upto)
 {
-	sqlite3_stmt	*st;
+	struct store_stmt	*st;
 	int		 rc;
 
 	if ((rc = gwdb_durable(g, true)) != QUEUE_OK)
@@ -85,9 +84,9 @@ msgid_store(struct gwdb *g, const char *ncs, enum gw_port port, int32_t upto)
 		return rc;
 	}
 	st = gwdb_stmt(g, ST_MSGID_PUT);
-	sqlite3_bind_text(st, 1, ncs, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, gw_port_name(port), -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 3, upto);
+	store_bind_text(st, 1, ncs, -1);
+	store_bind_text(st, 2, gw_port_name(port), -1);
+	store_bind_int64(st, 3, upto);
 	if ((rc = gwdb_exec_stmt(g, st)) != QUEUE_OK)
 		queue_tx_rollback(g->q);
 	else

@@ -15,7 +15,6 @@
  * is answered the job completes, a NACK fails it (retried with backoff up to
  * max_attempts), a shutdown gives it back.
  */
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -87,18 +86,18 @@ static void	rostat_timer_cb(evutil_socket_t, short, void *);
 int
 rostat_enqueue(struct gwdb *g, const char *obj_id, const char *kind)
 {
-	sqlite3_stmt	*st = gwdb_stmt(g, ST_RO_STAT_NCS);
+	struct store_stmt	*st = gwdb_stmt(g, ST_RO_STAT_NCS);
 
-	sqlite3_bind_text(st, 1, obj_id, -1, SQLITE_STATIC);
+	store_bind_text(st, 1, obj_id, -1);
 	return catalog_enqueue_rows(g, st, ROSTAT_LANE_PREFIX, kind, kind,
 	    obj_id, NULL);
 }
 
 /* A column as a copy ("" for NULL). */
 static char *
-rostat_col(sqlite3_stmt *st, int i)
+rostat_col(struct store_stmt *st, int i)
 {
-	const unsigned char	*s = sqlite3_column_text(st, i);
+	const char	*s = store_column_text(st, i);
 
 	return xstrdup(s == NULL ? "" : (const char *)s);
 }
@@ -167,7 +166,7 @@ rostat_claim(struct gwdb *g, struct rostat_task *t)
 {
 	struct queue_job	 job;
 	struct rostat_item	*it;
-	sqlite3_stmt		*st;
+	struct store_stmt		*st;
 	char			 worker[64];
 	size_t			 n = 0;
 	int			 rc;
@@ -185,16 +184,16 @@ rostat_claim(struct gwdb *g, struct rostat_task *t)
 	queue_job_clear(&job);
 	t->status = "NOT READY";
 	st = gwdb_stmt(g, ST_RO_ASSET_AIR);
-	sqlite3_bind_text(st, 1, t->obj_id, -1, SQLITE_STATIC);
-	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 1) == 0 &&
-	    strcmp((const char *)sqlite3_column_text(st, 0), "READY") == 0)
+	store_bind_text(st, 1, t->obj_id, -1);
+	if (store_step(st) == STORE_ROW && store_column_int(st, 1) == 0 &&
+	    strcmp(store_column_text(st, 0), "READY") == 0)
 		t->status = "READY";
-	sqlite3_reset(st);
+	store_reset(st);
 	st = gwdb_stmt(g, ST_RO_STAT_ITEMS);
-	sqlite3_bind_text(st, 1, t->obj_id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, t->name, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, t->mos_id, -1, SQLITE_STATIC);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	store_bind_text(st, 1, t->obj_id, -1);
+	store_bind_text(st, 2, t->name, -1);
+	store_bind_text(st, 3, t->mos_id, -1);
+	while ((rc = store_step(st)) == STORE_ROW) {
 		t->items = xreallocarray(t->items, t->nitems + 1,
 		    sizeof *t->items);
 		it = &t->items[t->nitems++];
@@ -204,8 +203,8 @@ rostat_claim(struct gwdb *g, struct rostat_task *t)
 		it->channel = rostat_col(st, 3);
 		it->xml = rostat_col(st, 4);
 	}
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE)
+	store_reset(st);
+	if (rc != STORE_DONE)
 		return gwdb_rc(rc);
 	return t->replace ? rostat_build_replace(g, t) : QUEUE_OK;
 }

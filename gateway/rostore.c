@@ -11,7 +11,6 @@
  * written. A message that names an unknown running order, story or item,
  * or that would duplicate an ID, changes nothing.
  */
-#include <sqlite3.h>
 #include <stdlib.h>
 
 #include <jansson.h>
@@ -193,15 +192,15 @@ ro_head_xml(const struct mos_ro *ro, struct sbuf *sb)
 static int
 ro_find(struct gwdb *g, const char *ncs, const char *ro_id, int64_t *id)
 {
-	sqlite3_stmt	*st = gwdb_stmt(g, ST_RO_FIND);
+	struct store_stmt	*st = gwdb_stmt(g, ST_RO_FIND);
 	int		 rc;
 
-	sqlite3_bind_text(st, 1, ncs, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, ro_id, -1, SQLITE_STATIC);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		*id = sqlite3_column_int64(st, 0);
-	sqlite3_reset(st);
-	if (rc == SQLITE_DONE)
+	store_bind_text(st, 1, ncs, -1);
+	store_bind_text(st, 2, ro_id, -1);
+	if ((rc = store_step(st)) == STORE_ROW)
+		*id = store_column_int64(st, 0);
+	store_reset(st);
+	if (rc == STORE_DONE)
 		return QUEUE_ENOTFOUND;
 	return gwdb_rc(rc);
 }
@@ -212,7 +211,7 @@ ro_report(struct ro_ctx *x, const char *story_id, const struct mos_item *it)
 {
 	struct ro_result	*res = x->res;
 	struct ro_item_stat	*s;
-	sqlite3_stmt		*st;
+	struct store_stmt		*st;
 	const char		*status = RO_STAT_UNKNOWN;
 	int			 rc;
 
@@ -220,13 +219,13 @@ ro_report(struct ro_ctx *x, const char *story_id, const struct mos_item *it)
 	    x->mos_id != NULL && strcmp(it->mos_id, x->mos_id) != 0))
 		return QUEUE_OK;	/* no object, or another device's */
 	st = gwdb_stmt(x->g, ST_RO_ASSET_AIR);
-	sqlite3_bind_text(st, 1, it->obj_id, -1, SQLITE_STATIC);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW &&
-	    sqlite3_column_int(st, 1) == 0)
-		status = strcmp((const char *)sqlite3_column_text(st, 0),
+	store_bind_text(st, 1, it->obj_id, -1);
+	if ((rc = store_step(st)) == STORE_ROW &&
+	    store_column_int(st, 1) == 0)
+		status = strcmp(store_column_text(st, 0),
 		    "READY") == 0 ? "READY" : "NOT READY";
-	sqlite3_reset(st);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+	store_reset(st);
+	if (rc != STORE_ROW && rc != STORE_DONE)
 		return gwdb_rc(rc);
 	res->items = xreallocarray(res->items, res->nitems + 1,
 	    sizeof *res->items);
@@ -245,29 +244,28 @@ static int
 ro_item_add(struct ro_ctx *x, const char *story_id,
     const struct mos_item *it, int64_t pos, struct sbuf *sb)
 {
-	sqlite3_stmt	*st;
+	struct store_stmt	*st;
 	int		 rc;
 
 	if (ro_item_xml(it, sb) != 0)
 		return ro_fail(x->res, RO_BAD, false, "Item %s cannot be "
 		    "stored", it->item_id);
 	st = gwdb_stmt(x->g, ST_RO_ITEM_ADD);
-	sqlite3_bind_int64(st, 1, x->ro);
-	sqlite3_bind_text(st, 2, story_id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, it->item_id, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 4, pos);
-	sqlite3_bind_text(st, 5, it->obj_id != NULL ? it->obj_id : "", -1,
-	    SQLITE_STATIC);
+	store_bind_int64(st, 1, x->ro);
+	store_bind_text(st, 2, story_id, -1);
+	store_bind_text(st, 3, it->item_id, -1);
+	store_bind_int64(st, 4, pos);
+	store_bind_text(st, 5, it->obj_id != NULL ? it->obj_id : "", -1);
 	gwdb_bind_text(st, 6, it->mos_id);
 	gwdb_bind_text(st, 7, it->item_slug);
 	gwdb_bind_text(st, 8, it->item_channel);
 	if (it->has_item_ed_start)
-		sqlite3_bind_int64(st, 9, it->item_ed_start);
+		store_bind_int64(st, 9, it->item_ed_start);
 	if (it->has_item_ed_dur)
-		sqlite3_bind_int64(st, 10, it->item_ed_dur);
+		store_bind_int64(st, 10, it->item_ed_dur);
 	if (it->has_item_user_timing_dur)
-		sqlite3_bind_int64(st, 11, it->item_user_timing_dur);
-	sqlite3_bind_text(st, 12, sb->s, (int)sb->len, SQLITE_STATIC);
+		store_bind_int64(st, 11, it->item_user_timing_dur);
+	store_bind_text(st, 12, sb->s, (int)sb->len);
 	if ((rc = gwdb_exec_stmt(x->g, st)) != QUEUE_OK)
 		return rc;
 	return ro_report(x, story_id, it);
@@ -294,7 +292,7 @@ static int
 ro_story_add(struct ro_ctx *x, const struct mos_story *s, int64_t pos,
     struct sbuf *sb)
 {
-	sqlite3_stmt	*st;
+	struct store_stmt	*st;
 	size_t		 i;
 	int		 rc;
 
@@ -304,11 +302,11 @@ ro_story_add(struct ro_ctx *x, const struct mos_story *s, int64_t pos,
 		return ro_fail(x->res, RO_BAD, false, "Story %s cannot be "
 		    "stored", s->story_id);
 	st = gwdb_stmt(x->g, ST_RO_STORY_ADD);
-	sqlite3_bind_int64(st, 1, x->ro);
-	sqlite3_bind_text(st, 2, s->story_id, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 3, pos);
+	store_bind_int64(st, 1, x->ro);
+	store_bind_text(st, 2, s->story_id, -1);
+	store_bind_int64(st, 3, pos);
 	gwdb_bind_text(st, 4, s->story_slug);
-	sqlite3_bind_text(st, 5, sb->s, (int)sb->len, SQLITE_STATIC);
+	store_bind_text(st, 5, sb->s, (int)sb->len);
 	if ((rc = gwdb_exec_stmt(x->g, st)) != QUEUE_OK)
 		return rc;
 	for (i = 0; i < s->item.n; i++)
@@ -323,16 +321,16 @@ static int
 ro_exec_ids(struct ro_ctx *x, enum gwdb_stmt which, const char *a,
     const char *b, int64_t pos)
 {
-	sqlite3_stmt	*st = gwdb_stmt(x->g, which);
+	struct store_stmt	*st = gwdb_stmt(x->g, which);
 	int		 n = 2;
 
-	sqlite3_bind_int64(st, 1, x->ro);
+	store_bind_int64(st, 1, x->ro);
 	if (a != NULL)
-		sqlite3_bind_text(st, n++, a, -1, SQLITE_STATIC);
+		store_bind_text(st, n++, a, -1);
 	if (b != NULL)
-		sqlite3_bind_text(st, n++, b, -1, SQLITE_STATIC);
+		store_bind_text(st, n++, b, -1);
 	if (pos >= 0)
-		sqlite3_bind_int64(st, n, pos);
+		store_bind_int64(st, n, pos);
 	return gwdb_exec_stmt(x->g, st);
 }
 
@@ -340,22 +338,21 @@ ro_exec_ids(struct ro_ctx *x, enum gwdb_stmt which, const char *a,
 static int
 ro_seq_load(struct ro_ctx *x, const char *story_id, struct ro_seq *q)
 {
-	sqlite3_stmt	*st;
+	struct store_stmt	*st;
 	size_t		 i;
 	int		 rc;
 
 	memset(q, 0, sizeof *q);
 	st = gwdb_stmt(x->g, story_id == NULL ? ST_RO_STORY_IDS :
 	    ST_RO_ITEM_IDS);
-	sqlite3_bind_int64(st, 1, x->ro);
+	store_bind_int64(st, 1, x->ro);
 	if (story_id != NULL)
-		sqlite3_bind_text(st, 2, story_id, -1, SQLITE_STATIC);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		store_bind_text(st, 2, story_id, -1);
+	while ((rc = store_step(st)) == STORE_ROW) {
 		q->old = xreallocarray(q->old, q->nold + 1, sizeof *q->old);
-		q->old[q->nold++] = xstrdup((const char *)
-		    sqlite3_column_text(st, 0));
+		q->old[q->nold++] = xstrdup(store_column_text(st, 0));
 	}
-	sqlite3_reset(st);
+	store_reset(st);
 	q->e = xcalloc(q->nold + 1, sizeof *q->e);
 	q->gone = xcalloc(q->nold + 1, sizeof *q->gone);
 	for (i = 0; i < q->nold; i++) {
@@ -363,7 +360,7 @@ ro_seq_load(struct ro_ctx *x, const char *story_id, struct ro_seq *q)
 		q->e[i].old_pos = (int64_t)i;
 	}
 	q->n = q->nold;
-	return rc == SQLITE_DONE ? QUEUE_OK : gwdb_rc(rc);
+	return rc == STORE_DONE ? QUEUE_OK : gwdb_rc(rc);
 }
 
 static void
@@ -614,7 +611,7 @@ ro_edit_apply(struct ro_ctx *x, const struct ro_edit *ed)
 	struct ro_edit	 e = *ed;
 	struct sbuf	 sb = { NULL, 0, 0 };
 	const char	*story = NULL;
-	sqlite3_stmt	*st;
+	struct store_stmt	*st;
 	int		 rc;
 
 	if (e.items) {
@@ -623,14 +620,14 @@ ro_edit_apply(struct ro_ctx *x, const struct ro_edit *ed)
 			    "operation needs a target storyID");
 		story = e.target_story;
 		st = gwdb_stmt(x->g, ST_RO_STORY_HAS);
-		sqlite3_bind_int64(st, 1, x->ro);
-		sqlite3_bind_text(st, 2, story, -1, SQLITE_STATIC);
-		rc = sqlite3_step(st);
-		sqlite3_reset(st);
-		if (rc == SQLITE_DONE)
+		store_bind_int64(st, 1, x->ro);
+		store_bind_text(st, 2, story, -1);
+		rc = store_step(st);
+		store_reset(st);
+		if (rc == STORE_DONE)
 			return ro_fail(x->res, RO_UNKNOWN_STORY, true,
 			    "Unknown storyID %s", story);
-		if (rc != SQLITE_ROW)
+		if (rc != STORE_ROW)
 			return gwdb_rc(rc);
 	}
 	if ((rc = ro_seq_load(x, story, &q)) == QUEUE_OK &&
@@ -647,7 +644,7 @@ ro_put(struct ro_ctx *x, const struct mos_ro *ro)
 {
 	struct ro_edit	 ed;
 	struct sbuf	 sb = { NULL, 0, 0 };
-	sqlite3_stmt	*st;
+	struct store_stmt	*st;
 	int64_t		 now = util_now_ms();
 	int		 rc;
 
@@ -668,14 +665,14 @@ ro_put(struct ro_ctx *x, const struct mos_ro *ro)
 	} else
 		st = NULL;
 	if (rc == QUEUE_OK) {
-		sqlite3_bind_text(st, 1, x->ncs, -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 2, ro->ro_id, -1, SQLITE_STATIC);
+		store_bind_text(st, 1, x->ncs, -1);
+		store_bind_text(st, 2, ro->ro_id, -1);
 		gwdb_bind_text(st, 3, ro->ro_slug);
-		sqlite3_bind_text(st, 4, sb.s, (int)sb.len, SQLITE_STATIC);
-		sqlite3_bind_int64(st, 5, now);
-		if ((rc = sqlite3_step(st)) == SQLITE_ROW)
-			x->ro = sqlite3_column_int64(st, 0);
-		sqlite3_reset(st);
+		store_bind_text(st, 4, sb.s, (int)sb.len);
+		store_bind_int64(st, 5, now);
+		if ((rc = store_step(st)) == STORE_ROW)
+			x->ro = store_column_int64(st, 0);
+		store_reset(st);
 		rc = gwdb_rc(rc);
 	}
 	sbuf_free(&sb);
@@ -693,7 +690,7 @@ static int
 ro_metadata(struct ro_ctx *x, const struct mos_ro *ro)
 {
 	struct sbuf	 sb = { NULL, 0, 0 };
-	sqlite3_stmt	*st;
+	struct store_stmt	*st;
 	int		 rc;
 
 	if (ro_head_xml(ro, &sb) != 0) {
@@ -702,11 +699,11 @@ ro_metadata(struct ro_ctx *x, const struct mos_ro *ro)
 		    "cannot be stored", ro->ro_id);
 	}
 	st = gwdb_stmt(x->g, ST_RO_HEAD);
-	sqlite3_bind_text(st, 1, x->ncs, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, ro->ro_id, -1, SQLITE_STATIC);
+	store_bind_text(st, 1, x->ncs, -1);
+	store_bind_text(st, 2, ro->ro_id, -1);
 	gwdb_bind_text(st, 3, ro->ro_slug);
-	sqlite3_bind_text(st, 4, sb.s, (int)sb.len, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 5, util_now_ms());
+	store_bind_text(st, 4, sb.s, (int)sb.len);
+	store_bind_int64(st, 5, util_now_ms());
 	rc = gwdb_exec_stmt(x->g, st);
 	sbuf_free(&sb);
 	return rc;
@@ -881,7 +878,7 @@ ro_story_send(struct ro_ctx *x, const struct mos_msg *m)
 {
 	const struct mos_ro_story_send	*s = &m->u.ro_story_send;
 	struct sbuf			 sb = { NULL, 0, 0 };
-	sqlite3_stmt			*st;
+	struct store_stmt			*st;
 	int				 rc;
 
 	if (ro_frag(m, "<roStorySend>", "</roStorySend>", true, &sb) != 0) {
@@ -890,15 +887,15 @@ ro_story_send(struct ro_ctx *x, const struct mos_msg *m)
 		    "stored", s->story_id);
 	}
 	st = gwdb_stmt(x->g, ST_RO_STORY_BODY);
-	sqlite3_bind_int64(st, 1, x->ro);
-	sqlite3_bind_text(st, 2, s->story_id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, sb.s, (int)sb.len, SQLITE_STATIC);
-	if ((rc = sqlite3_step(st)) == SQLITE_DONE)
+	store_bind_int64(st, 1, x->ro);
+	store_bind_text(st, 2, s->story_id, -1);
+	store_bind_text(st, 3, sb.s, (int)sb.len);
+	if ((rc = store_step(st)) == STORE_DONE)
 		rc = ro_fail(x->res, RO_UNKNOWN_STORY, true,
 		    "Unknown storyID %s", s->story_id);
 	else
 		rc = gwdb_rc(rc);
-	sqlite3_reset(st);
+	store_reset(st);
 	sbuf_free(&sb);
 	return rc;
 }
@@ -947,7 +944,7 @@ static int
 ro_apply_msg(struct ro_ctx *x, const struct mos_msg *m)
 {
 	const char	*ro_id = rostore_ro_id(m);
-	sqlite3_stmt	*st;
+	struct store_stmt	*st;
 	int		 rc;
 
 	if (ro_empty(ro_id))
@@ -967,9 +964,9 @@ ro_apply_msg(struct ro_ctx *x, const struct mos_msg *m)
 		return ro_delete(x);
 	case MOS_T_RO_READY_TO_AIR:
 		st = gwdb_stmt(x->g, ST_RO_AIR);
-		sqlite3_bind_int64(st, 1, x->ro);
+		store_bind_int64(st, 1, x->ro);
 		gwdb_bind_text(st, 2, m->u.ro_ready_to_air.ro_air);
-		sqlite3_bind_int64(st, 3, util_now_ms());
+		store_bind_int64(st, 3, util_now_ms());
 		return gwdb_exec_stmt(x->g, st);
 	case MOS_T_RO_ELEMENT_ACTION:
 		rc = ro_element_action(x, &m->u.ro_element_action);
@@ -1027,9 +1024,9 @@ ro_event(struct gwdb *g, const char *ncs, const struct mos_msg *m)
 
 /* A column as text ("" for NULL). */
 static const char *
-ro_text(sqlite3_stmt *st, int i)
+ro_text(struct store_stmt *st, int i)
 {
-	const unsigned char	*s = sqlite3_column_text(st, i);
+	const char	*s = store_column_text(st, i);
 
 	return s == NULL ? "" : (const char *)s;
 }
@@ -1143,31 +1140,31 @@ int
 rostore_once_get(struct gwdb *g, const char *ncs, const struct ro_once *once,
     struct ro_result *res)
 {
-	sqlite3_stmt	*st;
+	struct store_stmt	*st;
 	const void	*d;
 	int		 rc;
 
 	memset(res, 0, sizeof *res);
 	st = gwdb_stmt(g, ST_RO_ANSWER_GET);
-	sqlite3_bind_text(st, 1, ncs, -1, SQLITE_STATIC);
-	sqlite3_bind_int(st, 2, (int)once->port);
-	sqlite3_bind_int(st, 3, once->message_id);
-	sqlite3_bind_int64(st, 4, util_now_ms() - RO_ONCE_MS);
-	if ((rc = sqlite3_step(st)) != SQLITE_ROW) {
-		sqlite3_reset(st);
-		return rc == SQLITE_DONE ? QUEUE_ENOTFOUND : gwdb_rc(rc);
+	store_bind_text(st, 1, ncs, -1);
+	store_bind_int(st, 2, (int)once->port);
+	store_bind_int(st, 3, once->message_id);
+	store_bind_int64(st, 4, util_now_ms() - RO_ONCE_MS);
+	if ((rc = store_step(st)) != STORE_ROW) {
+		store_reset(st);
+		return rc == STORE_DONE ? QUEUE_ENOTFOUND : gwdb_rc(rc);
 	}
-	d = sqlite3_column_blob(st, 0);
-	if (sqlite3_column_int(st, 2) == 0)
+	d = store_column_blob(st, 0);
+	if (store_column_int(st, 2) == 0)
 		rc = QUEUE_ENOTFOUND;	/* not the last one: not a resend */
-	else if (sqlite3_column_bytes(st, 0) != RO_DIGEST_LEN ||
+	else if (store_column_bytes(st, 0) != RO_DIGEST_LEN ||
 	    memcmp(d, once->digest, RO_DIGEST_LEN) != 0)
 		rc = QUEUE_EXISTS;
 	else if (ro_items_parse(res, ro_text(st, 1)) != 0)
 		rc = QUEUE_ENOTFOUND;	/* unreadable: apply it again */
 	else
 		rc = QUEUE_OK;
-	sqlite3_reset(st);
+	store_reset(st);
 	return rc;
 }
 
@@ -1175,30 +1172,30 @@ rostore_once_get(struct gwdb *g, const char *ncs, const struct ro_once *once,
 static int
 ro_once_put(struct ro_ctx *x, const struct ro_once *once)
 {
-	sqlite3_stmt	*st;
+	struct store_stmt	*st;
 	char		*items;
 	int64_t		 id = 0, now = util_now_ms();
 	int		 rc;
 
 	items = ro_items_json(x->res);
 	st = gwdb_stmt(x->g, ST_RO_ANSWER_PUT);
-	sqlite3_bind_text(st, 1, x->ncs, -1, SQLITE_STATIC);
-	sqlite3_bind_int(st, 2, (int)once->port);
-	sqlite3_bind_int(st, 3, once->message_id);
-	sqlite3_bind_blob(st, 4, once->digest, RO_DIGEST_LEN, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 5, now);
-	sqlite3_bind_text(st, 6, items, -1, SQLITE_STATIC);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		id = sqlite3_column_int64(st, 0);
-	while (rc == SQLITE_ROW)
-		rc = sqlite3_step(st);
-	sqlite3_reset(st);
+	store_bind_text(st, 1, x->ncs, -1);
+	store_bind_int(st, 2, (int)once->port);
+	store_bind_int(st, 3, once->message_id);
+	store_bind_blob(st, 4, once->digest, RO_DIGEST_LEN);
+	store_bind_int64(st, 5, now);
+	store_bind_text(st, 6, items, -1);
+	if ((rc = store_step(st)) == STORE_ROW)
+		id = store_column_int64(st, 0);
+	while (rc == STORE_ROW)
+		rc = store_step(st);
+	store_reset(st);
 	free(items);
-	if (rc != SQLITE_DONE)
+	if (rc != STORE_DONE)
 		return gwdb_rc(rc);
 	st = gwdb_stmt(x->g, ST_RO_ANSWER_TRIM);
-	sqlite3_bind_int64(st, 1, id - RO_ONCE_KEEP);
-	sqlite3_bind_int64(st, 2, now - RO_ONCE_MS);
+	store_bind_int64(st, 1, id - RO_ONCE_KEEP);
+	store_bind_int64(st, 2, now - RO_ONCE_MS);
 	return gwdb_exec_stmt(x->g, st);
 }
 
@@ -1217,7 +1214,7 @@ rostore_apply_once(struct gwdb *g, const char *ncs, const char *mos_id,
     struct ro_result *res)
 {
 	struct ro_ctx	 x;
-	sqlite3_stmt	*st;
+	struct store_stmt	*st;
 	int		 rc;
 
 	memset(res, 0, sizeof *res);
@@ -1240,7 +1237,7 @@ rostore_apply_once(struct gwdb *g, const char *ncs, const char *mos_id,
 			rc = ro_once_put(&x, once);
 		else {	/* a change no resend can name: the rest is older */
 			st = gwdb_stmt(g, ST_RO_ANSWER_FORGET);
-			sqlite3_bind_text(st, 1, ncs, -1, SQLITE_STATIC);
+			store_bind_text(st, 1, ncs, -1);
 			rc = gwdb_exec_stmt(g, st);
 		}
 	}
@@ -1288,16 +1285,16 @@ rostore_get(struct gwdb *g, const char *ncs, const char *ro_id,
 {
 	struct sbuf	 sb = { NULL, 0, 0 };
 	struct mos_error err;
-	sqlite3_stmt	*st, *it;
+	struct store_stmt	*st, *it;
 	int64_t		 id = 0;
 	int		 rc;
 
 	*out = NULL;
 	st = gwdb_stmt(g, ST_RO_GET);
-	sqlite3_bind_text(st, 1, ncs, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, ro_id, -1, SQLITE_STATIC);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		id = sqlite3_column_int64(st, 0);
+	store_bind_text(st, 1, ncs, -1);
+	store_bind_text(st, 2, ro_id, -1);
+	if ((rc = store_step(st)) == STORE_ROW) {
+		id = store_column_int64(st, 0);
 		sbuf_puts(&sb, "<mos><mosID>" RO_DUMMY "</mosID><ncsID>"
 		    RO_DUMMY "</ncsID><roList>");
 		sbuf_puts(&sb, ro_text(st, 1));
@@ -1305,34 +1302,33 @@ rostore_get(struct gwdb *g, const char *ncs, const char *ro_id,
 			memset(info, 0, sizeof *info);
 			util_strlcpy(info->air, ro_text(st, 2),
 			    sizeof info->air);
-			info->confirmed = sqlite3_column_int(st, 3) != 0;
-			info->changed_ms = sqlite3_column_int64(st, 4);
+			info->confirmed = store_column_int(st, 3) != 0;
+			info->changed_ms = store_column_int64(st, 4);
 		}
 	}
-	sqlite3_reset(st);
-	if (rc != SQLITE_ROW) {
+	store_reset(st);
+	if (rc != STORE_ROW) {
 		sbuf_free(&sb);
-		return rc == SQLITE_DONE ? QUEUE_ENOTFOUND : gwdb_rc(rc);
+		return rc == STORE_DONE ? QUEUE_ENOTFOUND : gwdb_rc(rc);
 	}
 	st = gwdb_stmt(g, ST_RO_STORIES);
-	sqlite3_bind_int64(st, 1, id);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	store_bind_int64(st, 1, id);
+	while ((rc = store_step(st)) == STORE_ROW) {
 		sbuf_puts(&sb, ro_text(st, 1));
 		it = gwdb_stmt(g, ST_RO_STORY_ITEMS);
-		sqlite3_bind_int64(it, 1, id);
-		sqlite3_bind_text(it, 2, ro_text(st, 0), -1,
-		    SQLITE_TRANSIENT);
-		while ((rc = sqlite3_step(it)) == SQLITE_ROW)
+		store_bind_int64(it, 1, id);
+		store_bind_text_copy(it, 2, ro_text(st, 0), -1);
+		while ((rc = store_step(it)) == STORE_ROW)
 			sbuf_puts(&sb, ro_text(it, 0));
-		sqlite3_reset(it);
-		if (rc != SQLITE_DONE)
+		store_reset(it);
+		if (rc != STORE_DONE)
 			break;
 		sbuf_puts(&sb, "</story>");
 		if (info != NULL)
 			info->nstories++;
 	}
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE) {
+	store_reset(st);
+	if (rc != STORE_DONE) {
 		sbuf_free(&sb);
 		return gwdb_rc(rc);
 	}
@@ -1353,14 +1349,14 @@ int
 rostore_list(struct gwdb *g, const char *ncs, struct rostore_row **out,
     size_t *n)
 {
-	sqlite3_stmt		*st = gwdb_stmt(g, ST_RO_LIST);
+	struct store_stmt		*st = gwdb_stmt(g, ST_RO_LIST);
 	struct rostore_row	*r;
 	int			 rc;
 
 	*out = NULL;
 	*n = 0;
 	gwdb_bind_text(st, 1, ncs);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while ((rc = store_step(st)) == STORE_ROW) {
 		*out = xreallocarray(*out, *n + 1, sizeof **out);
 		r = &(*out)[(*n)++];
 		r->ncs = xstrdup(ro_text(st, 0));
@@ -1368,13 +1364,13 @@ rostore_list(struct gwdb *g, const char *ncs, struct rostore_row **out,
 		r->slug = xstrdup(ro_text(st, 2));
 		r->head = xstrdup(ro_text(st, 3));
 		util_strlcpy(r->air, ro_text(st, 4), sizeof r->air);
-		r->confirmed = sqlite3_column_int(st, 5) != 0;
-		r->changed_ms = sqlite3_column_int64(st, 6);
-		r->nstories = sqlite3_column_int64(st, 7);
-		r->nitems = sqlite3_column_int64(st, 8);
+		r->confirmed = store_column_int(st, 5) != 0;
+		r->changed_ms = store_column_int64(st, 6);
+		r->nstories = store_column_int64(st, 7);
+		r->nitems = store_column_int64(st, 8);
 	}
-	sqlite3_reset(st);
-	if (rc == SQLITE_DONE)
+	store_reset(st);
+	if (rc == STORE_DONE)
 		return QUEUE_OK;
 	rostore_rows_free(*out, *n);
 	*out = NULL;
@@ -1443,21 +1439,21 @@ int
 rostore_confirm(struct gwdb *g, const char *ncs, const char *const *ids,
     size_t n)
 {
-	sqlite3_stmt	*st;
+	struct store_stmt	*st;
 	size_t		 i;
 	int		 rc;
 
 	if ((rc = queue_tx_begin(g->q)) != QUEUE_OK)
 		return rc;
 	st = gwdb_stmt(g, ST_RO_CONFIRM);
-	sqlite3_bind_text(st, 1, ncs, -1, SQLITE_STATIC);
-	sqlite3_bind_int(st, 3, 0);
+	store_bind_text(st, 1, ncs, -1);
+	store_bind_int(st, 3, 0);
 	rc = gwdb_exec_stmt(g, st);
 	for (i = 0; rc == QUEUE_OK && i < n; i++) {
 		st = gwdb_stmt(g, ST_RO_CONFIRM);
-		sqlite3_bind_text(st, 1, ncs, -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 2, ids[i], -1, SQLITE_STATIC);
-		sqlite3_bind_int(st, 3, 1);
+		store_bind_text(st, 1, ncs, -1);
+		store_bind_text(st, 2, ids[i], -1);
+		store_bind_int(st, 3, 1);
 		rc = gwdb_exec_stmt(g, st);
 	}
 	if (rc != QUEUE_OK) {
@@ -1472,14 +1468,14 @@ int
 rostore_usage(struct gwdb *g, const char *obj_id, struct rostore_use **out,
     size_t *n)
 {
-	sqlite3_stmt		*st = gwdb_stmt(g, ST_RO_USAGE);
+	struct store_stmt		*st = gwdb_stmt(g, ST_RO_USAGE);
 	struct rostore_use	*u;
 	int			 rc;
 
 	*out = NULL;
 	*n = 0;
-	sqlite3_bind_text(st, 1, obj_id, -1, SQLITE_STATIC);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	store_bind_text(st, 1, obj_id, -1);
+	while ((rc = store_step(st)) == STORE_ROW) {
 		*out = xreallocarray(*out, *n + 1, sizeof **out);
 		u = &(*out)[(*n)++];
 		u->ncs = xstrdup(ro_text(st, 0));
@@ -1489,8 +1485,8 @@ rostore_usage(struct gwdb *g, const char *obj_id, struct rostore_use **out,
 		u->slug = xstrdup(ro_text(st, 4));
 		u->channel = xstrdup(ro_text(st, 5));
 	}
-	sqlite3_reset(st);
-	if (rc == SQLITE_DONE)
+	store_reset(st);
+	if (rc == STORE_DONE)
 		return QUEUE_OK;
 	rostore_uses_free(*out, *n);
 	*out = NULL;

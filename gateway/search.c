@@ -12,7 +12,6 @@
  *   /changed                         no predicate: only sorts
  * The SQL is built only from the column table below and bound values.
  */
-#include <sqlite3.h>
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -398,7 +397,8 @@ search_from_where(struct sbuf *sb, const struct search_query *q, bool fts)
 
 /* Bind the values of a statement built by search_from_where. */
 static int
-search_bind(sqlite3_stmt *st, const struct search_query *q, const char *fts)
+search_bind(struct store_stmt *st, const struct search_query *q,
+    const char *fts)
 {
 	const struct search_col	*sc;
 	struct mos_time		 t;
@@ -407,14 +407,13 @@ search_bind(sqlite3_stmt *st, const struct search_query *q, const char *fts)
 	int			 k = 1;
 
 	if (fts != NULL)
-		sqlite3_bind_text(st, k++, fts, -1, SQLITE_STATIC);
+		store_bind_text(st, k++, fts, -1);
 	for (i = 0; i < q->ncond; i++, k++) {
 		sc = &search_cols[q->cond[i].col];
 		if (q->cond[i].op == SEARCH_CONTAINS || sc->kind == SF_TEXT)
-			sqlite3_bind_text(st, k, q->cond[i].value, -1,
-			    SQLITE_STATIC);
+			store_bind_text(st, k, q->cond[i].value, -1);
 		else if (sc->kind == SF_NUM)
-			sqlite3_bind_int64(st, k, strtoll(q->cond[i].value,
+			store_bind_int64(st, k, strtoll(q->cond[i].value,
 			    NULL, 10));
 		else {
 			if (mos_time_parse(q->cond[i].value, MOS_LENIENT,
@@ -422,21 +421,21 @@ search_bind(sqlite3_stmt *st, const struct search_query *q, const char *fts)
 				v = mos_time_utc_ms(&t);
 			else if (util_parse_iso_ms(q->cond[i].value, &v) != 0)
 				v = 0;
-			sqlite3_bind_int64(st, k, v);
+			store_bind_int64(st, k, v);
 		}
 	}
 	return k;
 }
 
 /* Prepare one statement; its SQLite error in *err on failure. */
-static sqlite3_stmt *
+static struct store_stmt *
 search_prepare(struct gwdb *g, const char *sql, char **err)
 {
-	sqlite3_stmt	*st = NULL;
+	struct store_stmt	*st = NULL;
 
-	if (sqlite3_prepare_v2(g->db, sql, -1, &st, NULL) != SQLITE_OK) {
+	if (store_prepare(g->db, sql, 0, &st) != STORE_OK) {
 		xasprintf(err, "search: %s", gwdb_errmsg(g));
-		sqlite3_finalize(st);
+		store_finalize(st);
 		return NULL;
 	}
 	return st;
@@ -444,17 +443,17 @@ search_prepare(struct gwdb *g, const char *sql, char **err)
 
 /* Step a page statement into out; the rows' children after. */
 static int
-search_rows(struct gwdb *g, sqlite3_stmt *st, struct catalog_asset *out,
+search_rows(struct gwdb *g, struct store_stmt *st, struct catalog_asset *out,
     size_t max, size_t *n)
 {
 	size_t	i;
-	int	rc = SQLITE_DONE;
+	int	rc = STORE_DONE;
 
-	while (*n < max && (rc = sqlite3_step(st)) == SQLITE_ROW)
+	while (*n < max && (rc = store_step(st)) == STORE_ROW)
 		catalog_row(st, &out[(*n)++]);
-	if (*n < max && rc != SQLITE_DONE)
+	if (*n < max && rc != STORE_DONE)
 		return QUEUE_EIO;
-	sqlite3_reset(st);
+	store_reset(st);
 	for (i = 0; i < *n; i++) {
 		if (catalog_load_children(g, &out[i]) != QUEUE_OK)
 			return QUEUE_EIO;
@@ -467,7 +466,7 @@ search_rows(struct gwdb *g, sqlite3_stmt *st, struct catalog_asset *out,
  * into out, in order; *total from the first row (0 when there is none).
  */
 static int
-search_page(struct gwdb *g, sqlite3_stmt *st, struct catalog_asset *out,
+search_page(struct gwdb *g, struct store_stmt *st, struct catalog_asset *out,
     size_t max, size_t *n, int64_t *total)
 {
 	char	**ids;
@@ -475,13 +474,13 @@ search_page(struct gwdb *g, sqlite3_stmt *st, struct catalog_asset *out,
 	int	  rc;
 
 	ids = xcalloc(max + 1, sizeof *ids);
-	rc = SQLITE_DONE;
-	while (nids < max && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		ids[nids++] = xstrdup((const char *)sqlite3_column_text(st, 0));
-		*total = sqlite3_column_int64(st, 1);
+	rc = STORE_DONE;
+	while (nids < max && (rc = store_step(st)) == STORE_ROW) {
+		ids[nids++] = xstrdup(store_column_text(st, 0));
+		*total = store_column_int64(st, 1);
 	}
-	rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? QUEUE_OK : QUEUE_EIO;
-	sqlite3_reset(st);
+	rc = rc == STORE_ROW || rc == STORE_DONE ? QUEUE_OK : QUEUE_EIO;
+	store_reset(st);
 	for (i = 0; i < nids && rc == QUEUE_OK; i++) {
 		if ((rc = catalog_get(g, ids[i], &out[*n])) != QUEUE_OK) {
 			catalog_asset_clear(&out[*n]);
@@ -504,24 +503,24 @@ static int
 search_fts_only(struct gwdb *g, const char *fts, const struct search_query *q,
     struct catalog_asset *out, size_t max, size_t *n, int64_t *total)
 {
-	sqlite3_stmt	*st;
+	struct store_stmt	*st;
 	int		 rc;
 
 	st = gwdb_stmt(g, ST_SEARCH_COUNT);
-	sqlite3_bind_text(st, 1, fts, -1, SQLITE_STATIC);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		*total = sqlite3_column_int64(st, 0);
-	sqlite3_reset(st);
-	if (rc != SQLITE_ROW)
+	store_bind_text(st, 1, fts, -1);
+	if ((rc = store_step(st)) == STORE_ROW)
+		*total = store_column_int64(st, 0);
+	store_reset(st);
+	if (rc != STORE_ROW)
 		return gwdb_rc(rc) == QUEUE_OK ? QUEUE_EIO : gwdb_rc(rc);
 	if (*total <= q->offset || max == 0)
 		return QUEUE_OK;
 	st = gwdb_stmt(g, ST_SEARCH_PAGE);
-	sqlite3_bind_text(st, 1, fts, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, (sqlite3_int64)max);
-	sqlite3_bind_int64(st, 3, q->offset);
+	store_bind_text(st, 1, fts, -1);
+	store_bind_int64(st, 2, (int64_t)max);
+	store_bind_int64(st, 3, q->offset);
 	rc = search_rows(g, st, out, max, n);
-	sqlite3_reset(st);
+	store_reset(st);
 	return rc;
 }
 
@@ -536,7 +535,7 @@ search_run(struct gwdb *g, const struct search_query *q,
 {
 	struct sbuf		 fts = { NULL, 0, 0 }, sql = { NULL, 0, 0 };
 	struct search_sort	*sort = NULL;
-	sqlite3_stmt		*st = NULL;
+	struct store_stmt		*st = NULL;
 	bool			 text;
 	size_t			 i;
 	int			 rc, k;
@@ -577,10 +576,10 @@ search_run(struct gwdb *g, const struct search_query *q,
 	if ((st = search_prepare(g, sql.s, err)) == NULL)
 		goto fail;
 	k = search_bind(st, q, text ? fts.s : NULL);
-	sqlite3_bind_int64(st, k, (sqlite3_int64)(max > 0 ? max : 1));
-	sqlite3_bind_int64(st, k + 1, q->offset);
+	store_bind_int64(st, k, (int64_t)(max > 0 ? max : 1));
+	store_bind_int64(st, k + 1, q->offset);
 	rc = search_page(g, st, out, max, n, total);
-	sqlite3_finalize(st);
+	store_finalize(st);
 	st = NULL;
 	if (rc != QUEUE_OK) {
 		xasprintf(err, "search: %s", gwdb_errmsg(g));
@@ -596,10 +595,10 @@ search_run(struct gwdb *g, const struct search_query *q,
 	if ((st = search_prepare(g, sql.s, err)) == NULL)
 		goto fail;
 	search_bind(st, q, text ? fts.s : NULL);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		*total = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	if (rc != SQLITE_ROW) {
+	if ((rc = store_step(st)) == STORE_ROW)
+		*total = store_column_int64(st, 0);
+	store_finalize(st);
+	if (rc != STORE_ROW) {
 		xasprintf(err, "search: %s", gwdb_errmsg(g));
 		goto fail;
 	}

@@ -31,7 +31,6 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -723,22 +722,22 @@ static int
 webhook_claim_run(struct gwdb *g, void *arg)
 {
 	struct wh_task	*t = arg;
-	sqlite3_stmt	*st;
+	struct store_stmt	*st;
 	int		 rc;
 
 	rc = queue_claim(g->q, t->kind, t->worker, t->lease_ms, &t->job, 1,
 	    &t->got);
 	if (rc != QUEUE_OK || t->got > 0)
 		return rc;
-	if (sqlite3_prepare_v2(g->db, "SELECT min(run_after) FROM jobs"
-	    " WHERE lane = ?1 AND state = 0 AND blocked = 0", -1, &st,
-	    NULL) != SQLITE_OK)
-		return gwdb_rc(sqlite3_errcode(g->db));
-	sqlite3_bind_text(st, 1, t->kind, -1, SQLITE_STATIC);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		t->next_due = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return rc == SQLITE_ROW ? QUEUE_OK : gwdb_rc(rc);
+	if (store_prepare(g->db, "SELECT min(run_after) FROM jobs"
+	    " WHERE lane = ?1 AND state = 0 AND blocked = 0", 0, &st) !=
+	    STORE_OK)
+		return gwdb_rc(store_errcode(g->db));
+	store_bind_text(st, 1, t->kind, -1);
+	if ((rc = store_step(st)) == STORE_ROW)
+		t->next_due = store_column_int64(st, 0);
+	store_finalize(st);
+	return rc == STORE_ROW ? QUEUE_OK : gwdb_rc(rc);
 }
 
 /* Claim the next due job (unless one is under way). */
@@ -871,8 +870,8 @@ webhook_policy_run(struct gwdb *g, void *arg)
 	for (i = 0; i < w->n && rc == QUEUE_OK; i++)
 		rc = queue_set_policy(g->q, w->kinds[i], &w->pol[i]);
 	if (rc == QUEUE_OK && w->none)
-		rc = gwdb_rc(sqlite3_exec(g->db, "DELETE FROM gw_meta"
-		    " WHERE key = '" WEBHOOK_CURSOR "'", NULL, NULL, NULL));
+		rc = gwdb_rc(store_exec(g->db, "DELETE FROM gw_meta"
+		    " WHERE key = '" WEBHOOK_CURSOR "'"));
 	return rc;
 }
 

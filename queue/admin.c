@@ -12,16 +12,16 @@
 int
 queue_job_state(struct queue *q, int64_t id, enum queue_state *state)
 {
-	sqlite3_stmt	*s;
+	struct store_stmt	*s;
 	int		 rc;
 
 	if ((s = queue_sql(q, ST_STATE_OF)) == NULL)
 		return QUEUE_EIO;
-	sqlite3_bind_int64(s, 1, id);
-	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		*state = (enum queue_state)sqlite3_column_int(s, 0);
+	store_bind_int64(s, 1, id);
+	if ((rc = store_step(s)) == STORE_ROW) {
+		*state = (enum queue_state)store_column_int(s, 0);
 		rc = QUEUE_OK;
-	} else if (rc == SQLITE_DONE)
+	} else if (rc == STORE_DONE)
 		rc = queue_errx(q, QUEUE_ENOTFOUND, "no job #%lld",
 		    (long long)id);
 	else
@@ -57,17 +57,17 @@ queue_update(struct queue *q, enum queue_st st, int64_t a, int64_t now,
 int
 queue_get(struct queue *q, int64_t id, struct queue_job *j)
 {
-	sqlite3_stmt	*s;
+	struct store_stmt	*s;
 	int		 rc;
 
 	memset(j, 0, sizeof *j);
 	if ((s = queue_sql(q, ST_GET)) == NULL)
 		return QUEUE_EIO;
-	sqlite3_bind_int64(s, 1, id);
-	if ((rc = sqlite3_step(s)) == SQLITE_ROW)
+	store_bind_int64(s, 1, id);
+	if ((rc = store_step(s)) == STORE_ROW)
 		rc = queue_sql_job_read(s, j) == QUEUE_OK ? QUEUE_OK :
 		    queue_errx(q, QUEUE_EIO, "out of memory");
-	else if (rc == SQLITE_DONE)
+	else if (rc == STORE_DONE)
 		rc = queue_errx(q, QUEUE_ENOTFOUND, "no job #%lld",
 		    (long long)id);
 	else
@@ -79,11 +79,11 @@ queue_get(struct queue *q, int64_t id, struct queue_job *j)
  * Prepare the query behind list and requeue_many: cols of the jobs that
  * match f, by id. requeueable: state -1 means FAILED or CANCELLED.
  */
-static sqlite3_stmt *
+static struct store_stmt *
 queue_list_prepare(struct queue *q, const struct queue_filter *f,
     const char *cols, bool requeueable, int limit)
 {
-	sqlite3_stmt	*s;
+	struct store_stmt	*s;
 	char		 sql[512];
 	int		 rc;
 
@@ -93,17 +93,17 @@ queue_list_prepare(struct queue *q, const struct queue_filter *f,
 	    f->kind != NULL ? " AND kind = ?3" : "",
 	    f->lane != NULL ? " AND lane = ?4" : "",
 	    f->older_than_ms > 0 ? " AND updated < ?5" : "");
-	if ((rc = sqlite3_prepare_v2(q->db, sql, -1, &s, NULL)) != SQLITE_OK) {
+	if ((rc = store_prepare(q->db, sql, 0, &s)) != STORE_OK) {
 		queue_err(q, rc, "list");
 		return NULL;
 	}
 	/* Parameters a query does not use are out of range: ignored. */
-	sqlite3_bind_int64(s, 1, f->after_id);
-	sqlite3_bind_int(s, 2, f->state);
-	sqlite3_bind_text(s, 3, f->kind, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 4, f->lane, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 5, queue_now(q) - f->older_than_ms);
-	sqlite3_bind_int(s, 6, limit);
+	store_bind_int64(s, 1, f->after_id);
+	store_bind_int(s, 2, f->state);
+	store_bind_text(s, 3, f->kind, -1);
+	store_bind_text(s, 4, f->lane, -1);
+	store_bind_int64(s, 5, queue_now(q) - f->older_than_ms);
+	store_bind_int(s, 6, limit);
 	return s;
 }
 
@@ -122,7 +122,7 @@ int
 queue_list(struct queue *q, const struct queue_filter *f,
     struct queue_job **jobs, size_t *n)
 {
-	sqlite3_stmt	*s;
+	struct store_stmt	*s;
 	struct queue_job *v;
 	int		 rc, limit;
 
@@ -134,19 +134,19 @@ queue_list(struct queue *q, const struct queue_filter *f,
 	if ((s = queue_list_prepare(q, f, QUEUE_JOB_COLS, false, limit)) ==
 	    NULL)
 		return QUEUE_EIO;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+	while ((rc = store_step(s)) == STORE_ROW) {
 		if ((v = reallocarray(*jobs, *n + 1, sizeof *v)) == NULL ||
 		    queue_sql_job_read(s, &v[*n]) != QUEUE_OK) {
 			if (v != NULL)
 				*jobs = v;
-			rc = SQLITE_NOMEM;
+			rc = STORE_NOMEM;
 			break;
 		}
 		*jobs = v;
 		(*n)++;
 	}
-	rc = rc == SQLITE_DONE ? QUEUE_OK : queue_err(q, rc, "list");
-	sqlite3_finalize(s);
+	rc = rc == STORE_DONE ? QUEUE_OK : queue_err(q, rc, "list");
+	store_finalize(s);
 	if (rc != QUEUE_OK) {
 		queue_jobs_free(*jobs, *n);
 		*jobs = NULL;
@@ -157,16 +157,16 @@ queue_list(struct queue *q, const struct queue_filter *f,
 
 /* Read one event row. */
 static int
-queue_event_read(sqlite3_stmt *s, struct queue_event *e)
+queue_event_read(struct store_stmt *s, struct queue_event *e)
 {
-	const unsigned char	*w = sqlite3_column_text(s, 5);
-	const unsigned char	*t = sqlite3_column_text(s, 6);
+	const char	*w = store_column_text(s, 5);
+	const char	*t = store_column_text(s, 6);
 
-	e->job_id = sqlite3_column_int64(s, 0);
-	e->t_ms = sqlite3_column_int64(s, 1);
-	e->from = (enum queue_state)sqlite3_column_int(s, 2);
-	e->to = (enum queue_state)sqlite3_column_int(s, 3);
-	e->attempt = sqlite3_column_int(s, 4);
+	e->job_id = store_column_int64(s, 0);
+	e->t_ms = store_column_int64(s, 1);
+	e->from = (enum queue_state)store_column_int(s, 2);
+	e->to = (enum queue_state)store_column_int(s, 3);
+	e->attempt = store_column_int(s, 4);
 	e->worker = w != NULL ? strdup((const char *)w) : NULL;
 	e->note = t != NULL ? strdup((const char *)t) : NULL;
 	if ((w != NULL && e->worker == NULL) || (t != NULL && e->note == NULL))
@@ -179,7 +179,7 @@ int
 queue_history(struct queue *q, int64_t id, struct queue_event **ev,
     size_t *n)
 {
-	sqlite3_stmt		*s;
+	struct store_stmt		*s;
 	struct queue_event	*v;
 	enum queue_state	 st;
 	int			 rc;
@@ -188,20 +188,20 @@ queue_history(struct queue *q, int64_t id, struct queue_event **ev,
 	*n = 0;
 	if ((s = queue_sql(q, ST_HISTORY)) == NULL)
 		return QUEUE_EIO;
-	sqlite3_bind_int64(s, 1, id);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+	store_bind_int64(s, 1, id);
+	while ((rc = store_step(s)) == STORE_ROW) {
 		if ((v = reallocarray(*ev, *n + 1, sizeof *v)) == NULL) {
-			rc = SQLITE_NOMEM;
+			rc = STORE_NOMEM;
 			break;
 		}
 		*ev = v;
 		memset(&v[*n], 0, sizeof *v);
 		if (queue_event_read(s, &v[(*n)++]) != QUEUE_OK) {
-			rc = SQLITE_NOMEM;
+			rc = STORE_NOMEM;
 			break;
 		}
 	}
-	rc = rc == SQLITE_DONE ? QUEUE_OK : queue_err(q, rc, "history");
+	rc = rc == STORE_DONE ? QUEUE_OK : queue_err(q, rc, "history");
 	queue_sql_done(q, s, rc);
 	if (rc == QUEUE_OK && *n == 0)
 		rc = queue_job_state(q, id, &st);
@@ -247,7 +247,7 @@ static int
 queue_requeue_batch(struct queue *q, const struct queue_filter *f, int limit,
     int extra, const char *note, size_t *n, int64_t *last, int *seen)
 {
-	sqlite3_stmt	*s;
+	struct store_stmt	*s;
 	int64_t		 ids[QUEUE_BATCH], now = queue_now(q);
 	int		 rc, i;
 
@@ -256,13 +256,13 @@ queue_requeue_batch(struct queue *q, const struct queue_filter *f, int limit,
 		return rc;
 	if ((s = queue_list_prepare(q, f, "id", true, limit)) == NULL)
 		return queue_tx_leave(q, QUEUE_EIO);
-	rc = SQLITE_DONE;
-	while (*seen < limit && (rc = sqlite3_step(s)) == SQLITE_ROW)
-		ids[(*seen)++] = sqlite3_column_int64(s, 0);
+	rc = STORE_DONE;
+	while (*seen < limit && (rc = store_step(s)) == STORE_ROW)
+		ids[(*seen)++] = store_column_int64(s, 0);
 	/* The loop stops on the limit with a row in hand, or at the end. */
-	rc = rc == SQLITE_DONE || rc == SQLITE_ROW ? QUEUE_OK :
+	rc = rc == STORE_DONE || rc == STORE_ROW ? QUEUE_OK :
 	    queue_err(q, rc, "requeue");
-	sqlite3_finalize(s);
+	store_finalize(s);
 	for (i = 0; i < *seen && rc == QUEUE_OK; i++)
 		rc = queue_requeue_one(q, ids[i], extra, note, now);
 	if ((rc = queue_tx_leave(q, rc)) == QUEUE_OK && *seen > 0) {
@@ -325,7 +325,7 @@ int
 queue_rerun_from(struct queue *q, int64_t id, const char *note, size_t *n)
 {
 	enum queue_state	 st;
-	sqlite3_stmt		*s;
+	struct store_stmt		*s;
 	char			 buf[64];
 	int64_t			 now = queue_now(q);
 	int			 rc, a = 0, b = 0;
@@ -340,10 +340,10 @@ queue_rerun_from(struct queue *q, int64_t id, const char *note, size_t *n)
 		return queue_tx_leave(q, rc);
 	if ((s = queue_sql(q, ST_RERUN_CHECK)) == NULL)
 		return queue_tx_leave(q, QUEUE_EIO);
-	sqlite3_bind_int64(s, 1, id);
-	if ((rc = sqlite3_step(s)) != SQLITE_ROW)
+	store_bind_int64(s, 1, id);
+	if ((rc = store_step(s)) != STORE_ROW)
 		rc = queue_err(q, rc, "re-run");
-	else if (sqlite3_column_int64(s, 0) > 0)
+	else if (store_column_int64(s, 0) > 0)
 		rc = queue_errx(q, QUEUE_ESTATE, "job #%lld or a job after it "
 		    "is RUNNING: cancel it or wait", (long long)id);
 	else
@@ -362,25 +362,25 @@ queue_rerun_from(struct queue *q, int64_t id, const char *note, size_t *n)
 static int
 queue_stats_rows(struct queue *q, enum queue_st st, struct queue_stats *out)
 {
-	sqlite3_stmt	*s;
+	struct store_stmt	*s;
 	const char	*name;
 	int64_t		 v;
 	int		 rc, k;
 
 	if ((s = queue_sql(q, st)) == NULL)
 		return QUEUE_EIO;
-	sqlite3_bind_int64(s, 1, queue_now(q));
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		v = sqlite3_column_int64(s, 1);
+	store_bind_int64(s, 1, queue_now(q));
+	while ((rc = store_step(s)) == STORE_ROW) {
+		v = store_column_int64(s, 1);
 		if (st == ST_STATE_COUNTS) {
-			k = sqlite3_column_int(s, 0);
+			k = store_column_int(s, 0);
 			if (k >= 0 && k <= QUEUE_CANCELLED)
 				out->count[k] = v;
 		} else if (st == ST_OLDEST_DUE) {
-			if (sqlite3_column_type(s, 0) != SQLITE_NULL)
+			if (!store_column_is_null(s, 0))
 				out->oldest_due_age_ms = queue_now(q) -
-				    sqlite3_column_int64(s, 0);
-		} else if ((name = (const char *)sqlite3_column_text(s, 0)) !=
+				    store_column_int64(s, 0);
+		} else if ((name = store_column_text(s, 0)) !=
 		    NULL) {
 			if (strcmp(name, "retries") == 0)
 				out->retries = v;
@@ -390,7 +390,7 @@ queue_stats_rows(struct queue *q, enum queue_st st, struct queue_stats *out)
 				out->coalesced = v;
 		}
 	}
-	rc = rc == SQLITE_DONE ? QUEUE_OK : queue_err(q, rc, "stats");
+	rc = rc == STORE_DONE ? QUEUE_OK : queue_err(q, rc, "stats");
 	return queue_sql_done(q, s, rc);
 }
 
@@ -405,12 +405,12 @@ queue_stats(struct queue *q, struct queue_stats *out)
 
 	memset(out, 0, sizeof *out);
 	/* One snapshot for the three reads (a read transaction, no lock). */
-	own = q->depth == 0 && sqlite3_exec(q->db, "BEGIN", NULL, NULL, NULL) ==
-	    SQLITE_OK;
+	own = q->depth == 0 && store_exec(q->db, "BEGIN") ==
+	    STORE_OK;
 	for (i = 0; i < sizeof st / sizeof *st && rc == QUEUE_OK; i++)
 		rc = queue_stats_rows(q, st[i], out);
 	if (own)
-		sqlite3_exec(q->db, "COMMIT", NULL, NULL, NULL);
+		store_exec(q->db, "COMMIT");
 	return rc;
 }
 
@@ -418,7 +418,7 @@ queue_stats(struct queue *q, struct queue_stats *out)
 static int
 queue_prune_batch(struct queue *q, int st, int64_t cut, int *changed)
 {
-	sqlite3_stmt	*s;
+	struct store_stmt	*s;
 	int		 rc;
 
 	*changed = 0;
@@ -426,13 +426,13 @@ queue_prune_batch(struct queue *q, int st, int64_t cut, int *changed)
 		return rc;
 	if ((s = queue_sql(q, ST_PRUNE)) == NULL)
 		return queue_tx_leave(q, QUEUE_EIO);
-	sqlite3_bind_int(s, 1, st);
-	sqlite3_bind_int64(s, 2, cut);
-	sqlite3_bind_int(s, 3, QUEUE_BATCH);
-	if ((rc = sqlite3_step(s)) != SQLITE_DONE)
+	store_bind_int(s, 1, st);
+	store_bind_int64(s, 2, cut);
+	store_bind_int(s, 3, QUEUE_BATCH);
+	if ((rc = store_step(s)) != STORE_DONE)
 		rc = queue_err(q, rc, "prune");
 	else {
-		*changed = sqlite3_changes(q->db);
+		*changed = store_changes(q->db);
 		rc = QUEUE_OK;
 	}
 	queue_sql_done(q, s, rc);
@@ -470,7 +470,7 @@ int
 queue_data_put(struct queue *q, int64_t id, const char *key, const void *val,
     size_t len)
 {
-	sqlite3_stmt	*s;
+	struct store_stmt	*s;
 	int		 rc;
 
 	if (key == NULL || (val == NULL && len > 0) || len > INT32_MAX)
@@ -479,16 +479,15 @@ queue_data_put(struct queue *q, int64_t id, const char *key, const void *val,
 		return rc;
 	if ((s = queue_sql(q, ST_DATA_PUT)) == NULL)
 		return queue_tx_leave(q, QUEUE_EIO);
-	sqlite3_bind_int64(s, 1, id);
-	sqlite3_bind_text(s, 2, key, -1, SQLITE_STATIC);
-	sqlite3_bind_blob(s, 3, val != NULL ? val : "", (int)len,
-	    SQLITE_STATIC);
-	rc = sqlite3_step(s);
-	if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
+	store_bind_int64(s, 1, id);
+	store_bind_text(s, 2, key, -1);
+	store_bind_blob(s, 3, val != NULL ? val : "", (int)len);
+	rc = store_step(s);
+	if (rc == STORE_CONSTRAINT)
 		rc = queue_errx(q, QUEUE_ENOTFOUND, "no job #%lld",
 		    (long long)id);
 	else
-		rc = rc == SQLITE_DONE ? QUEUE_OK : queue_err(q, rc, "data");
+		rc = rc == STORE_DONE ? QUEUE_OK : queue_err(q, rc, "data");
 	queue_sql_done(q, s, rc);
 	return queue_tx_leave(q, rc);
 }
@@ -498,7 +497,7 @@ int
 queue_data_get(struct queue *q, int64_t id, const char *key, void **val,
     size_t *len)
 {
-	sqlite3_stmt	*s;
+	struct store_stmt	*s;
 	const void	*b;
 	int		 rc, n;
 
@@ -506,11 +505,11 @@ queue_data_get(struct queue *q, int64_t id, const char *key, void **val,
 	*len = 0;
 	if ((s = queue_sql(q, ST_DATA_GET)) == NULL)
 		return QUEUE_EIO;
-	sqlite3_bind_int64(s, 1, id);
-	sqlite3_bind_text(s, 2, key, -1, SQLITE_STATIC);
-	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		b = sqlite3_column_blob(s, 0);
-		n = sqlite3_column_bytes(s, 0);
+	store_bind_int64(s, 1, id);
+	store_bind_text(s, 2, key, -1);
+	if ((rc = store_step(s)) == STORE_ROW) {
+		b = store_column_blob(s, 0);
+		n = store_column_bytes(s, 0);
 		if ((*val = malloc((size_t)n + 1)) == NULL)
 			rc = queue_errx(q, QUEUE_EIO, "out of memory");
 		else {
@@ -520,7 +519,7 @@ queue_data_get(struct queue *q, int64_t id, const char *key, void **val,
 			*len = (size_t)n;
 			rc = QUEUE_OK;
 		}
-	} else if (rc == SQLITE_DONE)
+	} else if (rc == STORE_DONE)
 		rc = queue_errx(q, QUEUE_ENOTFOUND, "job #%lld has no data "
 		    "'%s'", (long long)id, key);
 	else

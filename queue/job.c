@@ -34,7 +34,7 @@ static int
 queue_enqueue_parent(struct queue *q, const struct queue_enqueue_req *r,
     bool *blocked)
 {
-	sqlite3_stmt	*s;
+	struct store_stmt	*s;
 	int		 rc;
 
 	*blocked = false;
@@ -42,23 +42,23 @@ queue_enqueue_parent(struct queue *q, const struct queue_enqueue_req *r,
 		return QUEUE_OK;
 	if ((s = queue_sql(q, ST_PARENT)) == NULL)
 		return QUEUE_EIO;
-	sqlite3_bind_int64(s, 1, r->after_job);
-	if ((rc = sqlite3_step(s)) == SQLITE_DONE)
+	store_bind_int64(s, 1, r->after_job);
+	if ((rc = store_step(s)) == STORE_DONE)
 		return queue_sql_done(q, s, queue_errx(q, QUEUE_ENOTFOUND,
 		    "no job #%lld to chain after", (long long)r->after_job));
-	if (rc != SQLITE_ROW)
+	if (rc != STORE_ROW)
 		return queue_sql_done(q, s, queue_err(q, rc, "enqueue"));
-	*blocked = sqlite3_column_int(s, 0) != QUEUE_DONE;
+	*blocked = store_column_int(s, 0) != QUEUE_DONE;
 	queue_sql_done(q, s, QUEUE_OK);
 	if (r->coalesce_key == NULL)
 		return QUEUE_OK;
 	if ((s = queue_sql(q, ST_CYCLE_CHECK)) == NULL)
 		return QUEUE_EIO;
-	sqlite3_bind_int64(s, 1, r->after_job);
-	sqlite3_bind_text(s, 2, r->coalesce_key, -1, SQLITE_STATIC);
-	if ((rc = sqlite3_step(s)) != SQLITE_ROW)
+	store_bind_int64(s, 1, r->after_job);
+	store_bind_text(s, 2, r->coalesce_key, -1);
+	if ((rc = store_step(s)) != STORE_ROW)
 		return queue_sql_done(q, s, queue_err(q, rc, "enqueue"));
-	if (sqlite3_column_int64(s, 0) > 0)
+	if (store_column_int64(s, 0) > 0)
 		rc = queue_errx(q, QUEUE_EINVAL, "job #%lld (or a job before "
 		    "it) would be superseded by this job", (long long)
 		    r->after_job);
@@ -71,17 +71,17 @@ queue_enqueue_parent(struct queue *q, const struct queue_enqueue_req *r,
 static int
 queue_enqueue_existing(struct queue *q, const char *key, int64_t *id)
 {
-	sqlite3_stmt	*s;
+	struct store_stmt	*s;
 	int		 rc;
 
 	if ((s = queue_sql(q, ST_IDEM_LOOKUP)) == NULL)
 		return QUEUE_EIO;
-	sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
-	if ((rc = sqlite3_step(s)) != SQLITE_ROW)
-		return queue_sql_done(q, s, rc == SQLITE_DONE ?
+	store_bind_text(s, 1, key, -1);
+	if ((rc = store_step(s)) != STORE_ROW)
+		return queue_sql_done(q, s, rc == STORE_DONE ?
 		    queue_errx(q, QUEUE_EIO, "enqueue: conflict without an "
 		    "idempotency key") : queue_err(q, rc, "enqueue"));
-	*id = sqlite3_column_int64(s, 0);
+	*id = store_column_int64(s, 0);
 	return queue_sql_done(q, s, QUEUE_EXISTS);
 }
 
@@ -90,7 +90,7 @@ static int
 queue_enqueue_insert(struct queue *q, const struct queue_enqueue_req *r,
     bool blocked, int64_t now, bool log, int64_t *id)
 {
-	sqlite3_stmt	*s;
+	struct store_stmt	*s;
 	char		 note[64];
 	int		 rc, max_attempts;
 
@@ -98,26 +98,25 @@ queue_enqueue_insert(struct queue *q, const struct queue_enqueue_req *r,
 	    queue_policy_of(q, r->kind)->max_attempts;
 	if ((s = queue_sql(q, ST_INSERT)) == NULL)
 		return QUEUE_EIO;
-	sqlite3_bind_text(s, 1, r->lane, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, r->kind, -1, SQLITE_STATIC);
+	store_bind_text(s, 1, r->lane, -1);
+	store_bind_text(s, 2, r->kind, -1);
 	if (r->payload != NULL)
-		sqlite3_bind_blob(s, 3, r->payload, (int)r->payload_len,
-		    SQLITE_STATIC);
-	sqlite3_bind_int(s, 4, blocked);
-	sqlite3_bind_int(s, 5, r->priority);
-	sqlite3_bind_int(s, 6, max_attempts);
-	sqlite3_bind_int64(s, 7, r->run_after_ms > 0 ? r->run_after_ms : now);
-	sqlite3_bind_text(s, 8, r->idem_key, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 9, r->coalesce_key, -1, SQLITE_STATIC);
+		store_bind_blob(s, 3, r->payload, (int)r->payload_len);
+	store_bind_int(s, 4, blocked);
+	store_bind_int(s, 5, r->priority);
+	store_bind_int(s, 6, max_attempts);
+	store_bind_int64(s, 7, r->run_after_ms > 0 ? r->run_after_ms : now);
+	store_bind_text(s, 8, r->idem_key, -1);
+	store_bind_text(s, 9, r->coalesce_key, -1);
 	if (r->after_job > 0)
-		sqlite3_bind_int64(s, 10, r->after_job);
-	sqlite3_bind_int64(s, 11, now);
-	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		*id = sqlite3_column_int64(s, 0);
-		rc = sqlite3_step(s);
-	} else if (rc == SQLITE_DONE)
+		store_bind_int64(s, 10, r->after_job);
+	store_bind_int64(s, 11, now);
+	if ((rc = store_step(s)) == STORE_ROW) {
+		*id = store_column_int64(s, 0);
+		rc = store_step(s);
+	} else if (rc == STORE_DONE)
 		*id = 0;
-	if (rc != SQLITE_DONE)
+	if (rc != STORE_DONE)
 		return queue_sql_done(q, s, queue_err(q, rc, "enqueue"));
 	queue_sql_done(q, s, QUEUE_OK);
 	if (*id == 0)
@@ -214,7 +213,7 @@ queue_batch_add(struct queue *q, struct queue_batch *b,
 {
 	struct queue_arg	 a[] = { QUEUE_INT(0), QUEUE_INT(b->now),
 	    QUEUE_TEXT(r->coalesce_key) };
-	sqlite3_stmt		*s;
+	struct store_stmt		*s;
 	bool			 blocked;
 	int			 rc;
 
@@ -232,8 +231,8 @@ queue_batch_add(struct queue *q, struct queue_batch *b,
 	if ((s = queue_sql(q, ST_COALESCE_PROBE)) == NULL)
 		return QUEUE_EIO;
 	queue_sql_bind(s, a, 3);
-	if ((rc = sqlite3_step(s)) != SQLITE_ROW)
-		return queue_sql_done(q, s, rc == SQLITE_DONE ? QUEUE_OK :
+	if ((rc = store_step(s)) != STORE_ROW)
+		return queue_sql_done(q, s, rc == STORE_DONE ? QUEUE_OK :
 		    queue_err(q, rc, "enqueue"));
 	queue_sql_done(q, s, QUEUE_OK);
 	if ((rc = queue_batch_log(q, b)) != QUEUE_OK)
@@ -297,7 +296,7 @@ queue_claim_range(struct queue *q, const char *lane, const char *kinds,
 	struct queue_arg	 a[] = { QUEUE_TEXT(worker), QUEUE_INT(now),
 	    QUEUE_INT(lease_ms), QUEUE_TEXT(lane), QUEUE_INT(lo), QUEUE_INT(hi),
 	    QUEUE_INT((int64_t)k), QUEUE_TEXT(kinds) };
-	sqlite3_stmt		*s;
+	struct store_stmt		*s;
 	size_t			 first = *got, end = *got + k;
 	int			 rc, logged;
 
@@ -306,15 +305,15 @@ queue_claim_range(struct queue *q, const char *lane, const char *kinds,
 	if ((s = queue_sql(q, st)) == NULL)
 		return QUEUE_EIO;
 	queue_sql_bind(s, a, 8);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+	while ((rc = store_step(s)) == STORE_ROW) {
 		if (*got == end || queue_sql_job_read(s, &jobs[*got]) !=
 		    QUEUE_OK) {
-			rc = SQLITE_NOMEM;
+			rc = STORE_NOMEM;
 			break;
 		}
 		(*got)++;
 	}
-	if (rc != SQLITE_DONE)
+	if (rc != STORE_DONE)
 		return queue_sql_done(q, s, queue_err(q, rc, "claim"));
 	if ((size_t)logged != *got - first)
 		rc = queue_errx(q, QUEUE_EIO, "history out of step: %d events "
@@ -328,15 +327,15 @@ queue_claim_range(struct queue *q, const char *lane, const char *kinds,
 static int
 queue_running(struct queue *q, const char *lane, int64_t *count)
 {
-	sqlite3_stmt	*s;
+	struct store_stmt	*s;
 	int		 rc;
 
 	if ((s = queue_sql(q, ST_RUNNING_COUNT)) == NULL)
 		return QUEUE_EIO;
-	sqlite3_bind_text(s, 1, lane, -1, SQLITE_STATIC);
-	if ((rc = sqlite3_step(s)) != SQLITE_ROW)
+	store_bind_text(s, 1, lane, -1);
+	if ((rc = store_step(s)) != STORE_ROW)
 		return queue_sql_done(q, s, queue_err(q, rc, "claim"));
-	*count = sqlite3_column_int64(s, 0);
+	*count = store_column_int64(s, 0);
 	return queue_sql_done(q, s, QUEUE_OK);
 }
 

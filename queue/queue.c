@@ -8,6 +8,7 @@
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
+#include <sqlite3.h>
 
 #include "queue/queue_int.h"
 
@@ -65,26 +66,25 @@ queue_rand(struct queue *q)
 	return x * 0x2545f4914f6cdd1dULL;
 }
 
-/* Record an SQLite failure as the queue's last error; the queue rc for it. */
+/* Record a store failure as the queue's last error; the queue rc for it. */
 int
 queue_err(struct queue *q, int src, const char *what)
 {
 	int	rc;
 
-	switch (src & 0xff) {
-	case SQLITE_BUSY:
-	case SQLITE_LOCKED:
+	switch (src) {
+	case STORE_BUSY:
 		snprintf(q->errmsg, sizeof q->errmsg, "%s: the database stayed "
 		    "locked by another connection for %d ms", what, q->busy_ms);
 		return QUEUE_EBUSY;
-	case SQLITE_FULL:
+	case STORE_FULL:
 		rc = QUEUE_EFULL;
 		break;
-	case SQLITE_CONSTRAINT:
+	case STORE_CONSTRAINT:
 		rc = QUEUE_EINVAL;
 		break;
-	case SQLITE_IOERR:
-		rc = sqlite3_system_errno(q->db) == ENOSPC ? QUEUE_EFULL :
+	case STORE_IOERR:
+		rc = store_errno(q->db) == ENOSPC ? QUEUE_EFULL :
 		    QUEUE_EIO;
 		break;
 	default:
@@ -92,7 +92,7 @@ queue_err(struct queue *q, int src, const char *what)
 		break;
 	}
 	snprintf(q->errmsg, sizeof q->errmsg, "%s: %s", what,
-	    sqlite3_errmsg(q->db));
+	    store_errmsg(q->db));
 	return rc;
 }
 
@@ -312,19 +312,19 @@ queue_set_lane_limits(struct queue *q, const char *lane, int max_running,
 static int
 queue_pragma(struct queue *q, const char *sql, char *buf, size_t len)
 {
-	sqlite3_stmt	*s;
+	struct store_stmt	*s;
 	int		 rc;
 
-	if ((rc = sqlite3_prepare_v2(q->db, sql, -1, &s, NULL)) != SQLITE_OK)
+	if ((rc = store_prepare(q->db, sql, 0, &s)) != STORE_OK)
 		return queue_err(q, rc, sql);
-	rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW && buf != NULL)
-		snprintf(buf, len, "%s", (const char *)sqlite3_column_text(s, 0));
-	if (rc == SQLITE_ROW || rc == SQLITE_DONE)
+	rc = store_step(s);
+	if (rc == STORE_ROW && buf != NULL)
+		snprintf(buf, len, "%s", store_column_text(s, 0));
+	if (rc == STORE_ROW || rc == STORE_DONE)
 		rc = QUEUE_OK;
 	else
 		rc = queue_err(q, rc, sql);
-	sqlite3_finalize(s);
+	store_finalize(s);
 	return rc;
 }
 
@@ -380,15 +380,15 @@ queue_identify(struct queue *q, int32_t want, bool *mark)
 static int
 queue_quick_check(struct queue *q)
 {
-	sqlite3_stmt	*s;
+	struct store_stmt	*s;
 	const char	*r;
 	int		 rc;
 
-	rc = sqlite3_prepare_v2(q->db, "PRAGMA quick_check(1)", -1, &s, NULL);
-	if (rc != SQLITE_OK)
+	rc = store_prepare(q->db, "PRAGMA quick_check(1)", 0, &s);
+	if (rc != STORE_OK)
 		return queue_err(q, rc, "integrity check");
-	rc = sqlite3_step(s);
-	r = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(s, 0) : NULL;
+	rc = store_step(s);
+	r = rc == STORE_ROW ? store_column_text(s, 0) : NULL;
 	if (r != NULL && strcmp(r, "ok") == 0)
 		rc = QUEUE_OK;
 	else if (r != NULL)
@@ -397,7 +397,7 @@ queue_quick_check(struct queue *q)
 	else
 		rc = queue_err(q, rc, "the database file is damaged; "
 		    "integrity check");
-	sqlite3_finalize(s);
+	store_finalize(s);
 	return rc;
 }
 
@@ -420,13 +420,15 @@ queue_setup(struct queue *q, const struct queue_opts *o)
 	bool		 mark = false;
 	int		 rc;
 
-	sqlite3_extended_result_codes(q->db, 1);
+	if (store_sqlite(q->db) == NULL)
+		return queue_errx(q, QUEUE_EINVAL, "the queue needs the sqlite "
+		    "driver");
 	queue_tx_hooks(q);
-	if (sqlite3_create_function_v2(q->db, "queue_lease_ms", 1, SQLITE_UTF8,
-	    q, queue_fn_lease, NULL, NULL, NULL) != SQLITE_OK ||
-	    sqlite3_create_function_v2(q->db, "queue_backoff_ms", 2,
-	    SQLITE_UTF8, q, queue_fn_backoff, NULL, NULL, NULL) != SQLITE_OK)
-		return queue_err(q, sqlite3_errcode(q->db), "functions");
+	if (sqlite3_create_function_v2(store_sqlite(q->db), "queue_lease_ms", 1,
+	    SQLITE_UTF8, q, queue_fn_lease, NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_create_function_v2(store_sqlite(q->db), "queue_backoff_ms",
+	    2, SQLITE_UTF8, q, queue_fn_backoff, NULL, NULL, NULL) != SQLITE_OK)
+		return queue_err(q, store_errcode(q->db), "functions");
 	if (o->application_id != 0 &&
 	    (rc = queue_identify(q, o->application_id, &mark)) != QUEUE_OK)
 		return rc;
@@ -502,17 +504,11 @@ queue_alloc(const struct queue_opts *o)
 	return q;
 }
 
-/* Open a queue database, creating or migrating its schema. */
-int
-queue_open(struct queue **qp, const struct queue_opts *o, char **err)
+/* The SQLite file's checks before it is opened: missing, or created 0640. */
+static int
+queue_open_file(const struct queue_opts *o, char **err)
 {
-	struct queue	*q;
-	int		 flags, rc;
-
-	*qp = NULL;
-	if (err != NULL)
-		*err = NULL;
-	if (o == NULL || o->path == NULL || *o->path == '\0') {
+	if (o->path == NULL || *o->path == '\0') {
 		if (err != NULL)
 			*err = strdup("no database path given");
 		return QUEUE_EINVAL;
@@ -526,24 +522,57 @@ queue_open(struct queue **qp, const struct queue_opts *o, char **err)
 	}
 	if (!o->must_exist && queue_create_file(o->path, err) != QUEUE_OK)
 		return QUEUE_EIO;
+	return QUEUE_OK;
+}
+
+/* Open a queue database, creating or migrating its schema. */
+int
+queue_open(struct queue **qp, const struct queue_opts *o, char **err)
+{
+	struct store_conf	 sc;
+	struct queue		*q;
+	char			*why = NULL, *name;
+	int			 rc;
+
+	*qp = NULL;
+	if (err != NULL)
+		*err = NULL;
+	if (o == NULL) {
+		if (err != NULL)
+			*err = strdup("no database given");
+		return QUEUE_EINVAL;
+	}
+	if (o->driver == STORE_SQLITE && (rc = queue_open_file(o, err)) !=
+	    QUEUE_OK)
+		return rc;
 	if ((q = queue_alloc(o)) == NULL) {
 		if (err != NULL)
 			*err = strdup("out of memory");
 		return QUEUE_EIO;
 	}
-	flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX |
-	    (o->must_exist ? 0 : SQLITE_OPEN_CREATE);
-	rc = sqlite3_open_v2(o->path, &q->db, flags, NULL);
-	if (rc != SQLITE_OK)
-		rc = queue_err(q, rc, "open");
-	else {
-		q->flock = queue_flock_get(o->path);
+	sc.driver = o->driver;
+	sc.path = o->path;
+	sc.dsn = o->dsn;
+	rc = store_open(&q->db, &sc, o->must_exist ? 0 : STORE_OPEN_CREATE,
+	    &why);
+	if (rc != STORE_OK) {
+		snprintf(q->errmsg, sizeof q->errmsg, "open: %s", why != NULL ?
+		    why : "out of memory");
+		free(why);
+		rc = rc == STORE_BUSY ? QUEUE_EBUSY : rc == STORE_FULL ?
+		    QUEUE_EFULL : QUEUE_EIO;
+	} else {
+		if (o->driver == STORE_SQLITE)
+			q->flock = queue_flock_get(o->path);
 		rc = queue_setup(q, o);
 	}
 	if (rc != QUEUE_OK) {
-		if (err != NULL && asprintf(err, "%s: %s", o->path,
-		    q->errmsg) < 0)
+		name = o->driver == STORE_SQLITE ? strdup(o->path) :
+		    store_dsn_redact(o->dsn);
+		if (err != NULL && asprintf(err, "%s: %s", name != NULL ?
+		    name : "?", q->errmsg) < 0)
 			*err = NULL;
+		free(name);
 		queue_close(q);
 		return rc;
 	}
@@ -562,7 +591,7 @@ queue_close(struct queue *q)
 	if (q->db != NULL) {
 		queue_tx_close(q);
 		queue_sql_finalize(q);
-		sqlite3_close(q->db);
+		store_close(q->db);
 	}
 	queue_flock_put(q->flock);
 	for (i = 0; i < q->npolicies; i++)
@@ -575,7 +604,7 @@ queue_close(struct queue *q)
 }
 
 /* The SQLite connection of a queue. */
-struct sqlite3 *
+struct store *
 queue_db(struct queue *q)
 {
 	return q->db;

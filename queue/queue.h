@@ -7,7 +7,7 @@
  * changes a RUNNING job is fenced by (id, worker, lease generation); 0 rows
  * changed means the worker lost the job (QUEUE_ELOST) and must drop it.
  *
- * Every state change appends an event in the same transaction. SQLITE_BUSY is
+ * Every state change appends an event in the same transaction. STORE_BUSY is
  * retried inside the library (bounded, short sleeps), never surfaced as a lost
  * job; a caller on an event loop sets busy_ms small and retries QUEUE_EBUSY
  * from a timer.
@@ -19,7 +19,7 @@
  * caller keeping its own tables in the same file versions them elsewhere.
  * docs/queue.md has the semantics, the guarantees and the schema.
  *
- * Depends on sqlite3 and libc only. One struct queue per thread; the
+ * Depends on store/ (SQLite) and libc only. One struct queue per thread; the
  * threads of a process take turns writing a file (queue/lock.c). Do not
  * fork while a thread is inside a queue transaction.
  */
@@ -30,7 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct sqlite3;
+#include "store/store.h"
 
 #define QUEUE_SCHEMA_VERSION	1
 
@@ -66,7 +66,9 @@ enum queue_rc {
 typedef int64_t (*queue_clock_fn)(void *arg);
 
 struct queue_opts {
-	const char	*path;		/* database file; created if missing */
+	enum store_driver driver;	/* STORE_SQLITE (0) or another backend */
+	const char	*path;		/* sqlite: file, created if missing */
+	const char	*dsn;		/* other drivers: connection string */
 	bool		 sync_normal;	/* false: synchronous=FULL (default) */
 	int		 busy_ms;	/* total wait for a lock per call; 0 = 5000 */
 	queue_clock_fn	 clock;		/* NULL = wall clock */
@@ -168,8 +170,8 @@ struct queue;
  */
 int	 queue_open(struct queue **, const struct queue_opts *, char **err);
 void	 queue_close(struct queue *);
-/* The connection, so that a caller can keep its own tables in the same file. */
-struct sqlite3 *queue_db(struct queue *);
+/* The connection, so that a caller can keep its own tables beside the queue. */
+struct store *queue_db(struct queue *);
 const char *queue_strerror(int rc);
 /* The last error of this queue in words (SQLite's message included). */
 const char *queue_errmsg(struct queue *);

@@ -4,8 +4,8 @@
 #ifndef QUEUE_INT_H
 #define QUEUE_INT_H
 
-#include <sqlite3.h>
 
+#include "store/store.h"
 #include "queue/queue.h"
 
 /*
@@ -103,7 +103,7 @@ struct queue_lane_limit {
 };
 
 struct queue {
-	sqlite3			*db;
+	struct store			*db;
 	bool			 sync_normal;
 	int			 busy_ms;
 	int64_t			 busy_start;	/* monotonic ms of this lock wait */
@@ -122,7 +122,7 @@ struct queue {
 	bool			 foreign;	/* inside a caller's own BEGIN */
 	int			 broken;	/* rc that killed the open transaction */
 
-	sqlite3_stmt		*st[ST_COUNT];
+	struct store_stmt		*st[ST_COUNT];
 
 	struct queue_kind_policy *policies;	/* [0] is the default */
 	size_t			 npolicies;
@@ -154,17 +154,17 @@ int	 queue_tx_leave(struct queue *, int rc);
 void	 queue_tx_close(struct queue *);
 
 /* sql.c */
-sqlite3_stmt *queue_sql(struct queue *, enum queue_st);
-int	 queue_sql_done(struct queue *, sqlite3_stmt *, int rc);
+struct store_stmt *queue_sql(struct queue *, enum queue_st);
+int	 queue_sql_done(struct queue *, struct store_stmt *, int rc);
 int	 queue_sql_exec(struct queue *, enum queue_st, const char *what);
-void	 queue_sql_bind(sqlite3_stmt *, const struct queue_arg *, size_t);
+void	 queue_sql_bind(struct store_stmt *, const struct queue_arg *, size_t);
 int	 queue_sql_log(struct queue *, enum queue_st, const struct queue_arg *,
 	    size_t, int *logged);
 int	 queue_sql_change(struct queue *, enum queue_st,
 	    const struct queue_arg *, size_t, int *changed);
 int	 queue_sql_event(struct queue *, int64_t id, int64_t t, int from,
 	    int to, int attempt, const char *worker, const char *note);
-int	 queue_sql_job_read(sqlite3_stmt *, struct queue_job *);
+int	 queue_sql_job_read(struct store_stmt *, struct queue_job *);
 int	 queue_sql_counter_add(struct queue *, const char *name, int64_t n);
 void	 queue_sql_finalize(struct queue *);
 

@@ -75,18 +75,18 @@ _Static_assert(sizeof queue_migrations / sizeof queue_migrations[0] ==
 static int
 queue_schema_version(struct queue *q, int *version)
 {
-	sqlite3_stmt	*s;
+	struct store_stmt	*s;
 	int		 rc;
 
-	rc = sqlite3_prepare_v2(q->db, "PRAGMA user_version", -1, &s, NULL);
-	if (rc != SQLITE_OK)
+	rc = store_prepare(q->db, "PRAGMA user_version", 0, &s);
+	if (rc != STORE_OK)
 		return queue_err(q, rc, "read schema version");
-	if ((rc = sqlite3_step(s)) != SQLITE_ROW) {
-		sqlite3_finalize(s);
+	if ((rc = store_step(s)) != STORE_ROW) {
+		store_finalize(s);
 		return queue_err(q, rc, "read schema version");
 	}
-	*version = sqlite3_column_int(s, 0);
-	sqlite3_finalize(s);
+	*version = store_column_int(s, 0);
+	store_finalize(s);
 	return QUEUE_OK;
 }
 
@@ -101,14 +101,13 @@ queue_schema_step(struct queue *q, int from)
 		return rc;
 	/* Another process may have migrated while we waited for the lock. */
 	if ((rc = queue_schema_version(q, &cur)) == QUEUE_OK && cur == from) {
-		rc = sqlite3_exec(q->db, queue_migrations[from], NULL, NULL,
-		    NULL);
-		if (rc == SQLITE_OK) {
+		rc = store_exec(q->db, queue_migrations[from]);
+		if (rc == STORE_OK) {
 			snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d",
 			    from + 1);
-			rc = sqlite3_exec(q->db, pragma, NULL, NULL, NULL);
+			rc = store_exec(q->db, pragma);
 		}
-		rc = rc == SQLITE_OK ? QUEUE_OK : queue_err(q, rc, "migrate");
+		rc = rc == STORE_OK ? QUEUE_OK : queue_err(q, rc, "migrate");
 	}
 	return queue_tx_leave(q, rc);
 }

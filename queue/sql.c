@@ -246,16 +246,15 @@ static const enum queue_st queue_sql_twin[ST_COUNT] = {
 };
 
 /* The cached statement st, prepared on first use; NULL on error. */
-sqlite3_stmt *
+struct store_stmt *
 queue_sql(struct queue *q, enum queue_st st)
 {
 	int	rc;
 
 	if (q->st[st] != NULL)
 		return q->st[st];
-	rc = sqlite3_prepare_v3(q->db, queue_sql_text[st], -1,
-	    SQLITE_PREPARE_PERSISTENT, &q->st[st], NULL);
-	if (rc != SQLITE_OK) {
+	rc = store_prepare(q->db, queue_sql_text[st], STORE_KEEP, &q->st[st]);
+	if (rc != STORE_OK) {
 		queue_err(q, rc, "prepare");
 		q->st[st] = NULL;
 	}
@@ -264,12 +263,11 @@ queue_sql(struct queue *q, enum queue_st st)
 
 /* Reset a statement for its next use; pass rc through. */
 int
-queue_sql_done(struct queue *q, sqlite3_stmt *s, int rc)
+queue_sql_done(struct queue *q, struct store_stmt *s, int rc)
 {
 	(void)q;
 	if (s != NULL) {
-		sqlite3_reset(s);
-		sqlite3_clear_bindings(s);
+		store_reset(s);
 	}
 	return rc;
 }
@@ -278,30 +276,29 @@ queue_sql_done(struct queue *q, sqlite3_stmt *s, int rc)
 int
 queue_sql_exec(struct queue *q, enum queue_st st, const char *what)
 {
-	sqlite3_stmt	*s;
+	struct store_stmt	*s;
 	int		 rc;
 
 	if ((s = queue_sql(q, st)) == NULL)
 		return QUEUE_EIO;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+	while ((rc = store_step(s)) == STORE_ROW)
 		;
-	if (rc != SQLITE_DONE)
+	if (rc != STORE_DONE)
 		return queue_sql_done(q, s, queue_err(q, rc, what));
 	return queue_sql_done(q, s, QUEUE_OK);
 }
 
 /* Bind parameters ?1..?n (an index a statement lacks is ignored). */
 void
-queue_sql_bind(sqlite3_stmt *s, const struct queue_arg *a, size_t n)
+queue_sql_bind(struct store_stmt *s, const struct queue_arg *a, size_t n)
 {
 	size_t	i;
 
 	for (i = 0; i < n; i++) {
 		if (a[i].type == 'i')
-			sqlite3_bind_int64(s, (int)i + 1, a[i].i);
+			store_bind_int64(s, (int)i + 1, a[i].i);
 		else if (a[i].type == 's')
-			sqlite3_bind_text(s, (int)i + 1, a[i].s, -1,
-			    SQLITE_STATIC);
+			store_bind_text(s, (int)i + 1, a[i].s, -1);
 	}
 }
 
@@ -310,15 +307,15 @@ static int
 queue_sql_run(struct queue *q, enum queue_st st, const struct queue_arg *a,
     size_t n, int *changed)
 {
-	sqlite3_stmt	*s;
+	struct store_stmt	*s;
 	int		 rc;
 
 	if ((s = queue_sql(q, st)) == NULL)
 		return QUEUE_EIO;
 	queue_sql_bind(s, a, n);
-	if ((rc = sqlite3_step(s)) != SQLITE_DONE)
+	if ((rc = store_step(s)) != STORE_DONE)
 		return queue_sql_done(q, s, queue_err(q, rc, "update"));
-	*changed = sqlite3_changes(q->db);
+	*changed = store_changes(q->db);
 	return queue_sql_done(q, s, QUEUE_OK);
 }
 
@@ -369,32 +366,32 @@ queue_sql_event(struct queue *q, int64_t id, int64_t t, int from, int to,
 
 /* A malloc'd copy of a text column, or NULL. */
 static char *
-queue_sql_text_dup(sqlite3_stmt *s, int col, bool *nomem)
+queue_sql_text_dup(struct store_stmt *s, int col, bool *nomem)
 {
-	const unsigned char	*t;
-	char			*p;
+	const char	*t;
+	char		*p;
 
-	if ((t = sqlite3_column_text(s, col)) == NULL)
+	if ((t = store_column_text(s, col)) == NULL)
 		return NULL;
-	if ((p = strdup((const char *)t)) == NULL)
+	if ((p = strdup(t)) == NULL)
 		*nomem = true;
 	return p;
 }
 
 /* Fill a job from a row of QUEUE_JOB_COLS; QUEUE_OK or QUEUE_EIO (memory). */
 int
-queue_sql_job_read(sqlite3_stmt *s, struct queue_job *j)
+queue_sql_job_read(struct store_stmt *s, struct queue_job *j)
 {
 	const void	*blob;
 	bool		 nomem = false;
 	int		 n;
 
 	memset(j, 0, sizeof *j);
-	j->id = sqlite3_column_int64(s, 0);
+	j->id = store_column_int64(s, 0);
 	j->lane = queue_sql_text_dup(s, 1, &nomem);
 	j->kind = queue_sql_text_dup(s, 2, &nomem);
-	blob = sqlite3_column_blob(s, 3);
-	n = sqlite3_column_bytes(s, 3);
+	blob = store_column_blob(s, 3);
+	n = store_column_bytes(s, 3);
 	if (blob != NULL && n > 0) {
 		if ((j->payload = malloc((size_t)n)) == NULL)
 			nomem = true;
@@ -403,21 +400,21 @@ queue_sql_job_read(sqlite3_stmt *s, struct queue_job *j)
 			j->payload_len = (size_t)n;
 		}
 	}
-	j->state = (enum queue_state)sqlite3_column_int(s, 4);
-	j->blocked = sqlite3_column_int(s, 5) != 0;
-	j->priority = sqlite3_column_int(s, 6);
-	j->attempts = sqlite3_column_int(s, 7);
-	j->max_attempts = sqlite3_column_int(s, 8);
-	j->run_after_ms = sqlite3_column_int64(s, 9);
-	j->lease_until_ms = sqlite3_column_int64(s, 10);
-	j->lease_gen = sqlite3_column_int64(s, 11);
+	j->state = (enum queue_state)store_column_int(s, 4);
+	j->blocked = store_column_int(s, 5) != 0;
+	j->priority = store_column_int(s, 6);
+	j->attempts = store_column_int(s, 7);
+	j->max_attempts = store_column_int(s, 8);
+	j->run_after_ms = store_column_int64(s, 9);
+	j->lease_until_ms = store_column_int64(s, 10);
+	j->lease_gen = store_column_int64(s, 11);
 	j->worker = queue_sql_text_dup(s, 12, &nomem);
 	j->idem_key = queue_sql_text_dup(s, 13, &nomem);
 	j->coalesce_key = queue_sql_text_dup(s, 14, &nomem);
-	j->after_job = sqlite3_column_int64(s, 15);
+	j->after_job = store_column_int64(s, 15);
 	j->last_error = queue_sql_text_dup(s, 16, &nomem);
-	j->created_ms = sqlite3_column_int64(s, 17);
-	j->updated_ms = sqlite3_column_int64(s, 18);
+	j->created_ms = store_column_int64(s, 17);
+	j->updated_ms = store_column_int64(s, 18);
 	if (nomem) {
 		queue_job_clear(j);
 		return QUEUE_EIO;
@@ -429,16 +426,16 @@ queue_sql_job_read(sqlite3_stmt *s, struct queue_job *j)
 int
 queue_sql_counter_add(struct queue *q, const char *name, int64_t n)
 {
-	sqlite3_stmt	*s;
+	struct store_stmt	*s;
 	int		 rc;
 
 	if (n == 0)
 		return QUEUE_OK;
 	if ((s = queue_sql(q, ST_COUNTER_ADD)) == NULL)
 		return QUEUE_EIO;
-	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 2, n);
-	if ((rc = sqlite3_step(s)) != SQLITE_DONE)
+	store_bind_text(s, 1, name, -1);
+	store_bind_int64(s, 2, n);
+	if ((rc = store_step(s)) != STORE_DONE)
 		return queue_sql_done(q, s, queue_err(q, rc, "counter"));
 	return queue_sql_done(q, s, QUEUE_OK);
 }
@@ -450,7 +447,7 @@ queue_sql_finalize(struct queue *q)
 	size_t	i;
 
 	for (i = 0; i < ST_COUNT; i++) {
-		sqlite3_finalize(q->st[i]);
+		store_finalize(q->st[i]);
 		q->st[i] = NULL;
 	}
 }

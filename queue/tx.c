@@ -4,6 +4,7 @@
  * is checkpointed after the writer lock is released.
  */
 #include <time.h>
+#include <sqlite3.h>
 
 #include "queue/queue_int.h"
 
@@ -68,7 +69,7 @@ queue_tx_enter(struct queue *q)
 {
 	int	rc;
 
-	if (q->depth == 0 && !sqlite3_get_autocommit(q->db))
+	if (q->depth == 0 && store_in_tx(q->db))
 		q->foreign = true;
 	if (q->depth > 0 || q->foreign) {
 		if (q->broken != 0)
@@ -85,8 +86,8 @@ queue_tx_enter(struct queue *q)
 static void
 queue_tx_abort(struct queue *q)
 {
-	if (!sqlite3_get_autocommit(q->db))
-		sqlite3_exec(q->db, "ROLLBACK", NULL, NULL, NULL);
+	if (store_in_tx(q->db))
+		store_exec(q->db, "ROLLBACK");
 }
 
 /*
@@ -108,8 +109,8 @@ queue_checkpoint(struct queue *q)
 		return;
 	if (q->ckpt_fn == NULL || pages >= QUEUE_CHECKPOINT_CAP) {
 		q->wal_pages = q->ckpt_asked = 0;
-		sqlite3_wal_checkpoint_v2(q->db, NULL, SQLITE_CHECKPOINT_PASSIVE,
-		    NULL, NULL);
+		sqlite3_wal_checkpoint_v2(store_sqlite(q->db), NULL,
+		    SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
 	} else if (pages - q->ckpt_asked >= QUEUE_CHECKPOINT_PAGES) {
 		q->ckpt_asked = pages;
 		q->ckpt_fn(q->ckpt_arg, pages);
@@ -131,7 +132,7 @@ queue_set_checkpointer(struct queue *q, void (*fn)(void *, int), void *arg)
  * its I/O (SQLite's automatic checkpoint would run inside COMMIT).
  */
 static int
-queue_wal_cb(void *arg, sqlite3 *db, const char *name, int pages)
+queue_wal_cb(void *arg, struct sqlite3 *db, const char *name, int pages)
 {
 	struct queue	*q = arg;
 
@@ -161,7 +162,7 @@ queue_tx_leave_savepoint(struct queue *q, int rc)
 	int	rc2;
 
 	/* A disk-full or I/O error may have rolled back everything. */
-	if (q->broken == 0 && sqlite3_get_autocommit(q->db))
+	if (q->broken == 0 && !store_in_tx(q->db))
 		q->broken = rc < 0 ? rc : QUEUE_EIO;
 	if (q->broken != 0)
 		return rc < 0 ? rc : q->broken;
@@ -189,7 +190,7 @@ queue_tx_leave_top(struct queue *q, int rc)
 			rc = q->broken;
 		q->broken = 0;
 	} else if (rc >= 0) {
-		if (sqlite3_get_autocommit(q->db))
+		if (!store_in_tx(q->db))
 			rc = queue_errx(q, QUEUE_EIO, "the transaction was "
 			    "rolled back by an earlier error");
 		else if ((rc2 = queue_sql_exec(q, ST_COMMIT, "commit")) !=
@@ -248,8 +249,8 @@ queue_tx_rollback(struct queue *q)
 void
 queue_tx_hooks(struct queue *q)
 {
-	sqlite3_busy_handler(q->db, queue_busy_cb, q);
-	sqlite3_wal_hook(q->db, queue_wal_cb, q);
+	sqlite3_busy_handler(store_sqlite(q->db), queue_busy_cb, q);
+	sqlite3_wal_hook(store_sqlite(q->db), queue_wal_cb, q);
 }
 
 /* Closing: roll back whatever is open and release the writer lock. */

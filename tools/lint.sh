@@ -15,5 +15,5 @@ inc=$(pkg-config --cflags-only-I libxml-2.0 sqlite3 libevent jansson inih cmocka
 cppcheck --quiet --std=c11 --enable=warning,performance,portability \
 	--inline-suppr --error-exitcode=1 -D_GNU_SOURCE -I. $inc \
 	--suppress=missingIncludeSystem \
-	mosxml queue gateway tools conformance bench
+	mosxml store queue gateway tools conformance bench
 echo "lint: clean"

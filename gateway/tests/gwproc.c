@@ -21,8 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <sqlite3.h>
 
+#include "store/store.h"
 #include "gateway/tests/gwproc.h"
 
 #define GWPROC_MOSCTL_MS	30000	/* one mosctl run */
@@ -904,20 +904,20 @@ long
 gwproc_jobs_pending(struct gwproc *gp, const char *lane)
 {
 	struct queue	*q;
-	sqlite3_stmt	*st = NULL;
+	struct store_stmt	*st = NULL;
 	long		 n = -1;
 
 	if ((q = gwproc_queue(gp)) == NULL)
 		return -1;
-	if (sqlite3_prepare_v2(queue_db(q), "SELECT count(*) FROM jobs WHERE "
-	    "state IN (0, 1) AND (?1 IS NULL OR lane = ?1)", -1, &st,
-	    NULL) == SQLITE_OK) {
+	if (store_prepare(queue_db(q), "SELECT count(*) FROM jobs WHERE "
+	    "state IN (0, 1) AND (?1 IS NULL OR lane = ?1)", 0, &st) ==
+	    STORE_OK) {
 		if (lane != NULL)
-			sqlite3_bind_text(st, 1, lane, -1, SQLITE_STATIC);
-		if (sqlite3_step(st) == SQLITE_ROW)
-			n = (long)sqlite3_column_int64(st, 0);
+			store_bind_text(st, 1, lane, -1);
+		if (store_step(st) == STORE_ROW)
+			n = (long)store_column_int64(st, 0);
 	}
-	sqlite3_finalize(st);
+	store_finalize(st);
 	queue_close(q);
 	return n;
 }

@@ -1,12 +1,12 @@
 /* Helpers for the gateway's unit suites (see gwunit.h). */
 #include <dirent.h>
 #include <limits.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "store/store.h"
 #include "gateway/tests/gwunit.h"
 
 /* The test's clock. */
@@ -113,14 +113,12 @@ gwunit_sync_ncs(struct gwunit *u, const char *text)
 int
 gwunit_exec(struct gwunit *u, const char *sql)
 {
-	char	*msg = NULL;
-	int	 rc;
+	int	rc;
 
-	rc = sqlite3_exec(u->db->db, sql, NULL, NULL, &msg);
-	if (rc != SQLITE_OK)
-		fprintf(stderr, "gwunit: %s: %s\n", sql, msg != NULL ?
-		    msg : "?");
-	sqlite3_free(msg);
+	rc = store_exec(u->db->db, sql);
+	if (rc != STORE_OK)
+		fprintf(stderr, "gwunit: %s: %s\n", sql,
+		    store_errmsg(u->db->db));
 	return rc;
 }
 
@@ -128,17 +126,17 @@ gwunit_exec(struct gwunit *u, const char *sql)
 int64_t
 gwunit_int(struct gwunit *u, const char *sql)
 {
-	sqlite3_stmt	*st;
+	struct store_stmt	*st;
 	int64_t		 v = -1;
 
-	if (sqlite3_prepare_v2(u->db->db, sql, -1, &st, NULL) != SQLITE_OK) {
+	if (store_prepare(u->db->db, sql, 0, &st) != STORE_OK) {
 		fprintf(stderr, "gwunit: %s: %s\n", sql,
-		    sqlite3_errmsg(u->db->db));
+		    store_errmsg(u->db->db));
 		return -1;
 	}
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
+	if (store_step(st) == STORE_ROW)
+		v = store_column_int64(st, 0);
+	store_finalize(st);
 	return v;
 }
 

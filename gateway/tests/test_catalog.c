@@ -9,7 +9,6 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -216,7 +215,7 @@ test_rev_wraps(void **state)
 	make_asset(&a, "W", "Wrap");
 	assert_int_equal(catalog_put(u->db, &a, &rev, NULL, &err), QUEUE_OK);
 	assert_int_equal(gwunit_exec(u, "UPDATE assets SET rev = 998"),
-	    SQLITE_OK);
+	    STORE_OK);
 	assert_int_equal(catalog_put(u->db, &a, &rev, NULL, &err), QUEUE_OK);
 	assert_int_equal(rev, 999);
 	assert_int_equal(catalog_put(u->db, &a, &rev, NULL, &err), QUEUE_OK);
@@ -231,24 +230,24 @@ test_rev_wraps(void **state)
 static void
 break_enqueue(struct gwunit *u)
 {
-	sqlite3_stmt	*st;
+	struct store_stmt	*st;
 	char		 sql[512];
 	const char	*name;
 	int		 found = 0;
 
-	assert_int_equal(sqlite3_prepare_v2(u->db->db, "SELECT name FROM "
+	assert_int_equal(store_prepare(u->db->db, "SELECT name FROM "
 	    "sqlite_master WHERE type = 'table' AND sql LIKE '%coalesce_key%'",
-	    -1, &st, NULL), SQLITE_OK);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		name = (const char *)sqlite3_column_text(st, 0);
+	    0, &st), STORE_OK);
+	while (store_step(st) == STORE_ROW) {
+		name = store_column_text(st, 0);
 		snprintf(sql, sizeof sql, "CREATE TEMP TRIGGER no_jobs_%d "
 		    "BEFORE "
 		    "INSERT ON main.\"%s\" BEGIN SELECT RAISE(ABORT, 'enqueue "
 		    "refused by the test'); END", found, name);
-		assert_int_equal(gwunit_exec(u, sql), SQLITE_OK);
+		assert_int_equal(gwunit_exec(u, sql), STORE_OK);
 		found++;
 	}
-	sqlite3_finalize(st);
+	store_finalize(st);
 	assert_true(found > 0);
 }
 

@@ -16,7 +16,6 @@
 #include <string.h>
 
 #include <event2/event.h>
-#include <sqlite3.h>
 #include <jansson.h>
 
 #include "gateway/tests/gwunit.h"
@@ -232,11 +231,11 @@ test_migration(void **state)
 	char			*err = NULL;
 
 	enqueue(u, "ncs:n1", CATALOG_KIND_PUBLISH, "OLD-1");
-	assert_int_equal(gwunit_exec(u, "DROP TRIGGER events_job"), SQLITE_OK);
-	assert_int_equal(gwunit_exec(u, "DROP TABLE events"), SQLITE_OK);
-	assert_int_equal(gwunit_exec(u, "DROP TABLE ro_answer"), SQLITE_OK);
+	assert_int_equal(gwunit_exec(u, "DROP TRIGGER events_job"), STORE_OK);
+	assert_int_equal(gwunit_exec(u, "DROP TABLE events"), STORE_OK);
+	assert_int_equal(gwunit_exec(u, "DROP TABLE ro_answer"), STORE_OK);
 	assert_int_equal(gwunit_exec(u, "UPDATE gw_meta SET value = 4 WHERE"
-	    " key = 'schema_version'"), SQLITE_OK);
+	    " key = 'schema_version'"), STORE_OK);
 	gwdb_close(u->db);
 	memset(&o, 0, sizeof o);
 	o.path = u->db_path;

@@ -23,8 +23,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <sqlite3.h>
 
+#include "store/store.h"
 #include "gateway/tests/gwproc.h"
 
 #define NASSETS		120
@@ -126,25 +126,26 @@ wait_seen(struct crash *c, size_t from, size_t n)
 
 /* Print the rows of one SQL statement on an objID (after a failure). */
 static void
-dump_rows(sqlite3 *db, const char *what, const char *sql, const char *obj_id)
+dump_rows(struct store *db, const char *what, const char *sql,
+    const char *obj_id)
 {
-	sqlite3_stmt	*st = NULL;
+	struct store_stmt	*st = NULL;
 	int		 i;
 
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-		fprintf(stderr, "  %s: %s\n", what, sqlite3_errmsg(db));
+	if (store_prepare(db, sql, 0, &st) != STORE_OK) {
+		fprintf(stderr, "  %s: %s\n", what, store_errmsg(db));
 		return;
 	}
-	sqlite3_bind_text(st, 1, obj_id, -1, SQLITE_STATIC);
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	store_bind_text(st, 1, obj_id, -1);
+	while (store_step(st) == STORE_ROW) {
 		fprintf(stderr, "  %s:", what);
-		for (i = 0; i < sqlite3_column_count(st); i++)
-			fprintf(stderr, " %s=%s", sqlite3_column_name(st, i),
-			    sqlite3_column_text(st, i) != NULL ?
-			    (const char *)sqlite3_column_text(st, i) : "NULL");
+		for (i = 0; i < store_column_count(st); i++)
+			fprintf(stderr, " %s=%s", store_column_name(st, i),
+			    store_column_text(st, i) != NULL ?
+			    store_column_text(st, i) : "NULL");
 		fputc('\n', stderr);
 	}
-	sqlite3_finalize(st);
+	store_finalize(st);
 }
 
 /*

@@ -16,12 +16,12 @@
 #include <sys/stat.h>
 
 #include <fcntl.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "store/store.h"
 #include "gateway/tests/itutil.h"
 
 #define EXIT_MS		15000	/* housekeeping checks every second */
@@ -81,13 +81,13 @@ test_replaced(void **state)
 {
 	struct gwrig	*r = *state;
 	char		 other[320];
-	sqlite3		*db;
+	struct store		*db;
 
 	snprintf(other, sizeof other, "%s/other.db", r->gw->dir);
-	GWRIG_CHECK(r, sqlite3_open(other, &db) == SQLITE_OK);
-	GWRIG_CHECK(r, sqlite3_exec(db, "CREATE TABLE t(x)", NULL, NULL,
-	    NULL) == SQLITE_OK);
-	sqlite3_close(db);
+	GWRIG_CHECK(r, store_open_file(&db, other, STORE_OPEN_CREATE, NULL) ==
+	    STORE_OK);
+	GWRIG_CHECK(r, store_exec(db, "CREATE TABLE t(x)") == STORE_OK);
+	store_close(db);
 	GWRIG_CHECK(r, rename(other, r->gw->db) == 0);
 	GWRIG_CHECK(r, wait_exit(r->gw) == 1);
 	GWRIG_CHECK(r, gwproc_log_count(r->gw, 0, "event=db.lost",
@@ -100,8 +100,8 @@ test_damaged_page(void **state)
 {
 	struct gwrig	*r = *state;
 	char		 page[PAGE];
-	sqlite3		*db;
-	sqlite3_stmt	*st;
+	struct store		*db;
+	struct store_stmt	*st;
 	int		 root = 0, fd, i;
 
 	for (i = 0; i < 40; i++) {
@@ -109,13 +109,14 @@ test_damaged_page(void **state)
 		GWRIG_CHECK(r, gwproc_asset_put(r->gw, page, "to damage") == 0);
 	}
 	GWRIG_CHECK(r, gwproc_stop(r->gw) == 0);
-	GWRIG_CHECK(r, sqlite3_open(r->gw->db, &db) == SQLITE_OK);
-	GWRIG_CHECK(r, sqlite3_prepare_v2(db, "SELECT rootpage FROM "
-	    "sqlite_schema WHERE name = 'jobs'", -1, &st, NULL) == SQLITE_OK);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		root = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
-	sqlite3_close(db);
+	GWRIG_CHECK(r, store_open_file(&db, r->gw->db, STORE_OPEN_CREATE,
+	    NULL) == STORE_OK);
+	GWRIG_CHECK(r, store_prepare(db, "SELECT rootpage FROM "
+	    "sqlite_schema WHERE name = 'jobs'", 0, &st) == STORE_OK);
+	if (store_step(st) == STORE_ROW)
+		root = store_column_int(st, 0);
+	store_finalize(st);
+	store_close(db);
 	GWRIG_CHECK(r, root > 1);
 	memset(page, 0x5a, sizeof page);
 	GWRIG_CHECK(r, (fd = open(r->gw->db, O_WRONLY)) != -1);
@@ -134,16 +135,17 @@ test_foreign_file(void **state)
 	struct gwrig	*r = *state;
 	char		 before[65536], after[65536], wal[320];
 	ssize_t		 n, m;
-	sqlite3		*db;
+	struct store		*db;
 	int		 fd;
 
 	GWRIG_CHECK(r, gwproc_stop(r->gw) == 0);
 	unlink(r->gw->db);
-	GWRIG_CHECK(r, sqlite3_open(r->gw->db, &db) == SQLITE_OK);
-	GWRIG_CHECK(r, sqlite3_exec(db, "CREATE TABLE invoices(id, total);"
-	    "INSERT INTO invoices VALUES (1, 99)", NULL, NULL, NULL) ==
-	    SQLITE_OK);
-	sqlite3_close(db);
+	GWRIG_CHECK(r, store_open_file(&db, r->gw->db, STORE_OPEN_CREATE,
+	    NULL) == STORE_OK);
+	GWRIG_CHECK(r, store_exec(db, "CREATE TABLE invoices(id, total);"
+	    "INSERT INTO invoices VALUES (1, 99)") ==
+	    STORE_OK);
+	store_close(db);
 	GWRIG_CHECK(r, (fd = open(r->gw->db, O_RDONLY)) != -1);
 	n = read(fd, before, sizeof before);
 	close(fd);

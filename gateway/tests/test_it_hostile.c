@@ -29,13 +29,13 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
-#include <sqlite3.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "store/store.h"
 #include "gateway/tests/itutil.h"
 
 #define WAIT_MS		5000
@@ -570,17 +570,17 @@ test_slowloris_500(void **state)
 static int64_t
 db_size(struct gwrig *r, struct queue *q)
 {
-	sqlite3_stmt	*st;
+	struct store_stmt	*st;
 	int64_t		 v[2] = { -1, -1 };
 	const char	*sql[2] = { "PRAGMA page_count", "PRAGMA page_size" };
 	int		 i;
 
 	for (i = 0; i < 2; i++) {
-		GWRIG_CHECK(r, sqlite3_prepare_v2(queue_db(q), sql[i], -1, &st,
-		    NULL) == SQLITE_OK);
-		if (sqlite3_step(st) == SQLITE_ROW)
-			v[i] = sqlite3_column_int64(st, 0);
-		sqlite3_finalize(st);
+		GWRIG_CHECK(r, store_prepare(queue_db(q), sql[i], 0, &st) ==
+		    STORE_OK);
+		if (store_step(st) == STORE_ROW)
+			v[i] = store_column_int64(st, 0);
+		store_finalize(st);
 	}
 	return v[0] * v[1];
 }
@@ -589,14 +589,14 @@ db_size(struct gwrig *r, struct queue *q)
 static int64_t
 db_int(struct queue *q, const char *sql)
 {
-	sqlite3_stmt	*st;
+	struct store_stmt	*st;
 	int64_t		 v = -1;
 
-	if (sqlite3_prepare_v2(queue_db(q), sql, -1, &st, NULL) != SQLITE_OK)
+	if (store_prepare(queue_db(q), sql, 0, &st) != STORE_OK)
 		return -1;
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
+	if (store_step(st) == STORE_ROW)
+		v = store_column_int64(st, 0);
+	store_finalize(st);
 	return v;
 }
 

@@ -17,12 +17,12 @@
 #include <cmocka.h>
 
 #include <jansson.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "store/store.h"
 #include "gateway/tests/gwproc.h"
 #include "gateway/tests/httpc.h"
 
@@ -103,14 +103,14 @@ teardown(void **state)
 static void
 db_exec(struct gwproc *gp, const char *sql)
 {
-	sqlite3	*db;
-	char	*err = NULL;
+	struct store	*db;
 
-	assert_int_equal(sqlite3_open(gp->db, &db), SQLITE_OK);
-	sqlite3_busy_timeout(db, WAIT_MS);
-	if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK)
-		fail_msg("%s: %s", sql, err);
-	sqlite3_close(db);
+	assert_int_equal(store_open_file(&db, gp->db, STORE_OPEN_CREATE, NULL),
+	    STORE_OK);
+	store_busy_timeout(db, WAIT_MS);
+	if (store_exec(db, sql) != STORE_OK)
+		fail_msg("%s: %s", sql, store_errmsg(db));
+	store_close(db);
 }
 
 /*
@@ -139,22 +139,22 @@ db_dump(struct gwproc *gp)
 		"SELECT name, value FROM queue_counters ORDER BY name",
 		"SELECT count(*) FROM asset_fts WHERE asset_fts MATCH 'quick'",
 	};
-	sqlite3		*db;
-	sqlite3_stmt	*st;
+	struct store		*db;
+	struct store_stmt	*st;
 	char		*out = NULL, *next;
 	const char	*v;
 	size_t		 i;
 	int		 c;
 
-	assert_int_equal(sqlite3_open_v2(gp->db, &db, SQLITE_OPEN_READONLY,
-	    NULL), SQLITE_OK);
-	sqlite3_busy_timeout(db, WAIT_MS);
+	assert_int_equal(store_open_file(&db, gp->db, STORE_OPEN_READONLY,
+	    NULL), STORE_OK);
+	store_busy_timeout(db, WAIT_MS);
 	for (i = 0; i < sizeof sql / sizeof *sql; i++) {
-		if (sqlite3_prepare_v2(db, sql[i], -1, &st, NULL) != SQLITE_OK)
-			fail_msg("%s: %s", sql[i], sqlite3_errmsg(db));
-		while (sqlite3_step(st) == SQLITE_ROW) {
-			for (c = 0; c < sqlite3_column_count(st); c++) {
-				v = (const char *)sqlite3_column_text(st, c);
+		if (store_prepare(db, sql[i], 0, &st) != STORE_OK)
+			fail_msg("%s: %s", sql[i], store_errmsg(db));
+		while (store_step(st) == STORE_ROW) {
+			for (c = 0; c < store_column_count(st); c++) {
+				v = store_column_text(st, c);
 				assert_true(asprintf(&next, "%s%s|", out !=
 				    NULL ? out : "", v != NULL ? v :
 				    "NULL") > 0);
@@ -165,13 +165,13 @@ db_dump(struct gwproc *gp)
 			free(out);
 			out = next;
 		}
-		sqlite3_finalize(st);
+		store_finalize(st);
 		assert_true(asprintf(&next, "%s--\n", out != NULL ? out : "") >
 		    0);
 		free(out);
 		out = next;
 	}
-	sqlite3_close(db);
+	store_close(db);
 	return out;
 }
 

@@ -13,12 +13,12 @@
 #include <cmocka.h>
 
 #include <signal.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "store/store.h"
 #include "gateway/tests/httpc.h"
 #include "gateway/tests/itutil.h"
 
@@ -182,20 +182,20 @@ wait_all(struct isync_rig *s, int n)
 static void
 sync_state(struct isync_rig *s, char *buf, size_t len)
 {
-	sqlite3		*db;
-	sqlite3_stmt	*st;
+	struct store		*db;
+	struct store_stmt	*st;
 
 	*buf = '\0';
-	GWRIG_CHECK(s->r, sqlite3_open_v2(s->r->gw->db, &db,
-	    SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
-	sqlite3_busy_timeout(db, 5000);
-	if (sqlite3_prepare_v2(db, "SELECT state FROM ncs_sync WHERE "
-	    "ncs = 'n2'", -1, &st, NULL) == SQLITE_OK) {
-		if (sqlite3_step(st) == SQLITE_ROW)
-			snprintf(buf, len, "%s", sqlite3_column_text(st, 0));
-		sqlite3_finalize(st);
+	GWRIG_CHECK(s->r, store_open_file(&db, s->r->gw->db,
+	    STORE_OPEN_READONLY, NULL) == STORE_OK);
+	store_busy_timeout(db, 5000);
+	if (store_prepare(db, "SELECT state FROM ncs_sync WHERE "
+	    "ncs = 'n2'", 0, &st) == STORE_OK) {
+		if (store_step(st) == STORE_ROW)
+			snprintf(buf, len, "%s", store_column_text(st, 0));
+		store_finalize(st);
 	}
-	sqlite3_close(db);
+	store_close(db);
 }
 
 /*

@@ -14,7 +14,6 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -457,8 +456,8 @@ test_heavy_search(void **state)
 	    " created, changed_by, changed) SELECT 'H' || i, 'heavy ' || i,"
 	    " 'VIDEO', '50', i, 1, 'READY', 'NEW', hex(randomblob(500)), 't',"
 	    " 0, 't', 0 FROM n", HEAVY_ASSETS);
-	GWRIG_CHECK(r, sqlite3_exec(queue_db(qu), sql, NULL, NULL, NULL) ==
-	    SQLITE_OK);
+	GWRIG_CHECK(r, store_exec(queue_db(qu), sql) ==
+	    STORE_OK);
 	queue_close(qu);
 	c = gwrig_dial(r, NCSPEER_LOWER);
 	hb = gwrig_dial(r, NCSPEER_LOWER);

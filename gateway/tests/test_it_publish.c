@@ -18,7 +18,6 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -707,9 +706,9 @@ test_injected_row_fails(void **state)
 	a.description = desc;
 	a.changed_by = by;
 	GWRIG_CHECK(r, catalog_put(g, &a, NULL, NULL, &err) == QUEUE_OK);
-	GWRIG_CHECK(r, sqlite3_exec(g->db, "UPDATE assets SET abstract = '"
-	    EVIL_ABSTRACT "' WHERE obj_id = 'IT-OLD'", NULL, NULL, NULL) ==
-	    SQLITE_OK);
+	GWRIG_CHECK(r, store_exec(g->db, "UPDATE assets SET abstract = '"
+	    EVIL_ABSTRACT "' WHERE obj_id = 'IT-OLD'") ==
+	    STORE_OK);
 	gwdb_close(g);
 	GWRIG_CHECK(r, gwproc_start(r->gw) == 0);
 	GWRIG_CHECK(r, gwproc_wait_jobs(r->gw, r->lane, QUEUE_FAILED, 1,

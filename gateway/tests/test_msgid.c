@@ -8,7 +8,6 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -90,7 +89,7 @@ test_wrap(void **state)
 	struct msgid	*m;
 
 	assert_int_equal(gwunit_exec(u, "INSERT INTO msgid VALUES('enps', "
-	    "'lower', 2147483645)"), SQLITE_OK);
+	    "'lower', 2147483645)"), STORE_OK);
 	m = msgid_new(u->db, "enps", GW_PORT_LOWER, 4);
 	assert_int_equal(msgid_next(m), MSGID_MAX - 1);
 	assert_int_equal(msgid_next(m), MSGID_MAX);
@@ -110,18 +109,18 @@ test_locked_database(void **state)
 {
 	struct gwunit	*u = *state;
 	struct msgid	*m;
-	sqlite3		*other;
+	struct store		*other;
 
 	m = msgid_new(u->db, "enps", GW_PORT_LOWER, 2);
 	assert_int_equal(msgid_next(m), 1);
 	assert_int_equal(msgid_next(m), 2);
-	assert_int_equal(sqlite3_open(u->db_path, &other), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(other, "BEGIN IMMEDIATE", NULL, NULL,
-	    NULL), SQLITE_OK);
+	assert_int_equal(store_open_file(&other, u->db_path, STORE_OPEN_CREATE,
+	    NULL), STORE_OK);
+	assert_int_equal(store_exec(other, "BEGIN IMMEDIATE"), STORE_OK);
 	assert_int_equal(msgid_next(m), 0);
-	assert_int_equal(sqlite3_exec(other, "COMMIT", NULL, NULL, NULL),
-	    SQLITE_OK);
-	sqlite3_close(other);
+	assert_int_equal(store_exec(other, "COMMIT"),
+	    STORE_OK);
+	store_close(other);
 	assert_int_equal(msgid_next(m), 3);
 	msgid_free(m);
 }

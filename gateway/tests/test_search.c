@@ -11,7 +11,6 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,16 +267,16 @@ test_migration(void **state)
 	assert_int_equal(catalog_delete(u->db, "OLD2", "e", NULL, NULL, &err),
 	    QUEUE_OK);
 	/* Back to version 2, before the index: no tables of 3 and later. */
-	assert_int_equal(gwunit_exec(u, "DROP TABLE asset_fts"), SQLITE_OK);
-	assert_int_equal(gwunit_exec(u, "DROP TABLE asset_key"), SQLITE_OK);
+	assert_int_equal(gwunit_exec(u, "DROP TABLE asset_fts"), STORE_OK);
+	assert_int_equal(gwunit_exec(u, "DROP TABLE asset_key"), STORE_OK);
 	/* and without the later versions' tables */
-	assert_int_equal(gwunit_exec(u, "DROP TABLE ncs_sync"), SQLITE_OK);
-	assert_int_equal(gwunit_exec(u, "DROP TRIGGER events_job"), SQLITE_OK);
-	assert_int_equal(gwunit_exec(u, "DROP TABLE events"), SQLITE_OK);
-	assert_int_equal(gwunit_exec(u, "DROP TABLE ro_answer"), SQLITE_OK);
+	assert_int_equal(gwunit_exec(u, "DROP TABLE ncs_sync"), STORE_OK);
+	assert_int_equal(gwunit_exec(u, "DROP TRIGGER events_job"), STORE_OK);
+	assert_int_equal(gwunit_exec(u, "DROP TABLE events"), STORE_OK);
+	assert_int_equal(gwunit_exec(u, "DROP TABLE ro_answer"), STORE_OK);
 	snprintf(sql, sizeof sql, "UPDATE gw_meta SET value = %d WHERE "
 	    "key = 'schema_version'", 2);
-	assert_int_equal(gwunit_exec(u, sql), SQLITE_OK);
+	assert_int_equal(gwunit_exec(u, sql), STORE_OK);
 	gwdb_close(u->db);
 	memset(&o, 0, sizeof o);
 	o.path = u->db_path;

@@ -6,12 +6,12 @@
 #include <cmocka.h>
 
 #include <ftw.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "store/store.h"
 #include "queue/tests/qtest.h"
 
 /* Make a scratch directory under $MOSGW_TMP (or /tmp). */
@@ -92,14 +92,14 @@ qtest_init(struct qtest *t, bool open)
 static int64_t
 qtest_sql_try(struct queue *q, const char *sql)
 {
-	sqlite3_stmt	*s;
+	struct store_stmt	*s;
 	int64_t		 v = -1;
 
-	if (sqlite3_prepare_v2(queue_db(q), sql, -1, &s, NULL) != SQLITE_OK)
+	if (store_prepare(queue_db(q), sql, 0, &s) != STORE_OK)
 		return -1;
-	if (sqlite3_step(s) == SQLITE_ROW)
-		v = sqlite3_column_int64(s, 0);
-	sqlite3_finalize(s);
+	if (store_step(s) == STORE_ROW)
+		v = store_column_int64(s, 0);
+	store_finalize(s);
 	return v;
 }
 
@@ -247,13 +247,13 @@ qtest_events(struct queue *q, int64_t id, int to)
 int64_t
 qtest_sql_int(struct queue *q, const char *sql)
 {
-	sqlite3_stmt	*s;
+	struct store_stmt	*s;
 	int64_t		 v;
 
-	assert_int_equal(sqlite3_prepare_v2(queue_db(q), sql, -1, &s, NULL),
-	    SQLITE_OK);
-	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
-	v = sqlite3_column_int64(s, 0);
-	sqlite3_finalize(s);
+	assert_int_equal(store_prepare(queue_db(q), sql, 0, &s),
+	    STORE_OK);
+	assert_int_equal(store_step(s), STORE_ROW);
+	v = store_column_int64(s, 0);
+	store_finalize(s);
 	return v;
 }

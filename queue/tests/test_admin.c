@@ -5,10 +5,10 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/store.h"
 #include "queue/tests/qtest.h"
 
 /* Enqueue n jobs of a kind, run them, and finish each as `end`. */
@@ -288,7 +288,7 @@ static void
 test_plans(void **state)
 {
 	struct qtest	*t = *state;
-	sqlite3_stmt	*s;
+	struct store_stmt	*s;
 	const char	*sql[] = {
 		"EXPLAIN QUERY PLAN SELECT j.id FROM jobs j INDEXED BY jobs_age "
 		"WHERE j.state >= 2 AND j.state = 2 AND j.updated < 5",
@@ -301,13 +301,13 @@ test_plans(void **state)
 	char		 plan[512];
 
 	for (i = 0; i < sizeof sql / sizeof *sql; i++) {
-		assert_int_equal(sqlite3_prepare_v2(queue_db(t->q), sql[i], -1,
-		    &s, NULL), SQLITE_OK);
+		assert_int_equal(store_prepare(queue_db(t->q), sql[i], 0, &s),
+		    STORE_OK);
 		plan[0] = '\0';
-		while (sqlite3_step(s) == SQLITE_ROW)
-			strncat(plan, (const char *)sqlite3_column_text(s, 3),
+		while (store_step(s) == STORE_ROW)
+			strncat(plan, store_column_text(s, 3),
 			    sizeof plan - strlen(plan) - 1);
-		sqlite3_finalize(s);
+		store_finalize(s);
 		assert_non_null(strstr(plan, "SEARCH"));
 		assert_null(strstr(plan, "TEMP B-TREE"));
 	}

@@ -7,11 +7,11 @@
 
 #include <sys/stat.h>
 
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/store.h"
 #include "queue/tests/qtest.h"
 
 /* A fresh file gets the current schema; a newer one is refused. */
@@ -32,8 +32,8 @@ test_open_schema(void **state)
 	assert_int_equal(qtest_open(t, &q2, false), QUEUE_OK);
 	queue_close(q2);
 
-	assert_int_equal(sqlite3_exec(queue_db(t->q), "PRAGMA user_version = 99",
-	    NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(store_exec(queue_db(t->q), "PRAGMA user_version = 99"),
+	    STORE_OK);
 	assert_int_not_equal(queue_open(&q2, &o, &err), QUEUE_OK);
 	assert_null(q2);
 	assert_non_null(err);
@@ -235,14 +235,14 @@ test_caller_tx(void **state)
 	struct qtest			*t = *state;
 	struct queue_enqueue_req	 bad = { .lane = "a", .kind = "k",
 	    .after_job = 4242 };
-	sqlite3				*db = queue_db(t->q);
+	struct store				*db = queue_db(t->q);
 	int64_t				 id;
 
-	assert_int_equal(sqlite3_exec(db, "CREATE TABLE assets (obj TEXT)",
-	    NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(store_exec(db, "CREATE TABLE assets (obj TEXT)"),
+	    STORE_OK);
 	assert_int_equal(queue_tx_begin(t->q), QUEUE_OK);
-	assert_int_equal(sqlite3_exec(db, "INSERT INTO assets VALUES ('A')",
-	    NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(store_exec(db, "INSERT INTO assets VALUES ('A')"),
+	    STORE_OK);
 	qtest_put(t->q, "a", "publish", 5);
 	queue_tx_rollback(t->q);
 	assert_int_equal(qtest_sql_int(t->q, "SELECT count(*) FROM assets"), 0);
@@ -251,33 +251,33 @@ test_caller_tx(void **state)
 	    0);
 
 	assert_int_equal(queue_tx_begin(t->q), QUEUE_OK);
-	assert_int_equal(sqlite3_exec(db, "INSERT INTO assets VALUES ('B')",
-	    NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(store_exec(db, "INSERT INTO assets VALUES ('B')"),
+	    STORE_OK);
 	id = qtest_put(t->q, "a", "publish", 5);
 	/* A failed call inside rolls back only itself. */
 	assert_int_equal(queue_enqueue(t->q, &bad, NULL), QUEUE_ENOTFOUND);
 	qtest_put(t->q, "b", "publish", 5);
-	assert_false(sqlite3_get_autocommit(db));
+	assert_false(!store_in_tx(db));
 	assert_int_equal(queue_tx_commit(t->q), QUEUE_OK);
-	assert_true(sqlite3_get_autocommit(db));
+	assert_true(!store_in_tx(db));
 	assert_int_equal(qtest_sql_int(t->q, "SELECT count(*) FROM assets"), 1);
 	assert_int_equal(qtest_sql_int(t->q, "SELECT count(*) FROM jobs"), 2);
 	assert_int_equal(qtest_state(t->q, id), QUEUE_QUEUED);
 	assert_int_equal(queue_tx_commit(t->q), QUEUE_EINVAL);
 
 	/* A transaction the caller began on the connection itself. */
-	assert_int_equal(sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL),
-	    SQLITE_OK);
+	assert_int_equal(store_exec(db, "BEGIN IMMEDIATE"),
+	    STORE_OK);
 	qtest_put(t->q, "c", "publish", 5);
 	assert_int_equal(queue_enqueue(t->q, &bad, NULL), QUEUE_ENOTFOUND);
-	assert_false(sqlite3_get_autocommit(db));
-	assert_int_equal(sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL),
-	    SQLITE_OK);
+	assert_false(!store_in_tx(db));
+	assert_int_equal(store_exec(db, "ROLLBACK"),
+	    STORE_OK);
 	assert_int_equal(qtest_sql_int(t->q, "SELECT count(*) FROM jobs"), 2);
-	assert_int_equal(sqlite3_exec(db, "BEGIN", NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(store_exec(db, "BEGIN"), STORE_OK);
 	qtest_put(t->q, "c", "publish", 5);
-	assert_int_equal(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL),
-	    SQLITE_OK);
+	assert_int_equal(store_exec(db, "COMMIT"),
+	    STORE_OK);
 	assert_int_equal(qtest_sql_int(t->q, "SELECT count(*) FROM jobs"), 3);
 }
 
@@ -401,8 +401,8 @@ static void
 ckpt_commit(struct queue *q)
 {
 	assert_int_equal(queue_tx_begin(q), QUEUE_OK);
-	assert_int_equal(sqlite3_exec(queue_db(q), "INSERT INTO big VALUES "
-	    "(zeroblob(16 * 4096))", NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(store_exec(queue_db(q), "INSERT INTO big VALUES "
+	    "(zeroblob(16 * 4096))"), STORE_OK);
 	assert_int_equal(queue_tx_commit(q), QUEUE_OK);
 }
 
@@ -435,8 +435,8 @@ test_checkpointer(void **state)
 	off_t			 db, wal, db0, wal0;
 	int			 i, first;
 
-	assert_int_equal(sqlite3_exec(queue_db(t->q), "CREATE TABLE big "
-	    "(b BLOB)", NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(store_exec(queue_db(t->q), "CREATE TABLE big "
+	    "(b BLOB)"), STORE_OK);
 	ckpt_sizes(t, &db0, &wal0);
 	queue_set_checkpointer(t->q, ckpt_seen_fn, &seen);
 	for (i = 0; i < 200 && seen.calls == 0; i++)

@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "store/store.h"
 #include "queue/tests/qtest.h"
 
 #define PAYLOAD_LEN	(64 * 1024)
@@ -78,13 +78,13 @@ faults_teardown(void **state)
 static void
 assert_intact(struct queue *q)
 {
-	sqlite3_stmt	*s;
+	struct store_stmt	*s;
 
-	assert_int_equal(sqlite3_prepare_v2(queue_db(q),
-	    "PRAGMA integrity_check", -1, &s, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
-	assert_string_equal((const char *)sqlite3_column_text(s, 0), "ok");
-	sqlite3_finalize(s);
+	assert_int_equal(store_prepare(queue_db(q), "PRAGMA integrity_check", 0,
+	    &s), STORE_OK);
+	assert_int_equal(store_step(s), STORE_ROW);
+	assert_string_equal(store_column_text(s, 0), "ok");
+	store_finalize(s);
 }
 
 /* Enqueue a 64 KiB job whose bytes say its number. */
@@ -165,7 +165,7 @@ test_disk_full(void **state)
 	assert_int_equal(rc, QUEUE_EFULL);
 	assert_true(stored > 0);
 	assert_non_null(strstr(queue_errmsg(f->t.q), "full"));
-	assert_true(sqlite3_get_autocommit(queue_db(f->t.q)));
+	assert_true(!store_in_tx(queue_db(f->t.q)));
 	assert_intact(f->t.q);
 	assert_stored(f->t.q, ids, stored);
 
@@ -209,18 +209,18 @@ static void
 lock_holder(const char *path, int report, int ctl, int hold_ms)
 {
 	struct pollfd	 pfd = { .fd = ctl, .events = POLLIN };
-	sqlite3		*db;
+	struct store		*db;
 
-	if (sqlite3_open(path, &db) != SQLITE_OK ||
-	    sqlite3_exec(db, "BEGIN IMMEDIATE; INSERT INTO queue_counters "
-	    "VALUES ('holder', 1)", NULL, NULL, NULL) != SQLITE_OK)
+	if (store_open_file(&db, path, STORE_OPEN_CREATE, NULL) != STORE_OK ||
+	    store_exec(db, "BEGIN IMMEDIATE; INSERT INTO queue_counters "
+	    "VALUES ('holder', 1)") != STORE_OK)
 		_exit(2);
 	if (write(report, "L", 1) != 1)
 		_exit(3);
 	poll(&pfd, 1, hold_ms);
-	if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+	if (store_exec(db, "COMMIT") != STORE_OK)
 		_exit(4);
-	sqlite3_close(db);
+	store_close(db);
 	_exit(0);
 }
 

@@ -5,11 +5,11 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/store.h"
 #include "queue/tests/qtest.h"
 
 /* Enqueue with keys; returns the rc, *id the job. */
@@ -182,14 +182,14 @@ dump(struct queue *q)
 	    " from_state || to_state || attempt || quote(worker) || quote(note)"
 	    " FROM job_events"
 	    " UNION ALL SELECT name || '=' || value FROM queue_counters)";
-	sqlite3_stmt	*st;
+	struct store_stmt	*st;
 	char		*out;
 
-	assert_int_equal(sqlite3_prepare_v2(queue_db(q), sql, -1, &st, NULL),
-	    SQLITE_OK);
-	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-	out = strdup((const char *)sqlite3_column_text(st, 0));
-	sqlite3_finalize(st);
+	assert_int_equal(store_prepare(queue_db(q), sql, 0, &st),
+	    STORE_OK);
+	assert_int_equal(store_step(st), STORE_ROW);
+	out = strdup(store_column_text(st, 0));
+	store_finalize(st);
 	assert_non_null(out);
 	return out;
 }

@@ -12,7 +12,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "store/store.h"
 #include "queue/tests/qtest.h"
 
 #define HOUR	(3600LL * 1000)
@@ -373,8 +373,8 @@ test_errors(void **state)
 	    64);
 	assert_int_equal(lines_with(c->err, "--note goes with"), 1);
 	assert_int_equal(RUN(c, "job", "ls"), 64);
-	assert_int_equal(sqlite3_exec(queue_db(c->t.q), "PRAGMA user_version = "
-	    "7", NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(store_exec(queue_db(c->t.q), "PRAGMA user_version = "
+	    "7"), STORE_OK);
 	assert_int_equal(RUN(c, "--db", c->t.path, "job", "ls"), 74);
 	assert_int_equal(lines_with(c->err, "newer"), 1);
 }
@@ -384,13 +384,14 @@ static void
 make_file(const char *path, const char *sql, char *buf, size_t len,
     size_t *n)
 {
-	sqlite3	*db;
+	struct store	*db;
 	int	 fd;
 	ssize_t	 r;
 
-	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
-	sqlite3_close(db);
+	assert_int_equal(store_open_file(&db, path, STORE_OPEN_CREATE, NULL),
+	    STORE_OK);
+	assert_int_equal(store_exec(db, sql), STORE_OK);
+	store_close(db);
 	assert_true((fd = open(path, O_RDONLY)) != -1);
 	r = read(fd, buf, len);
 	close(fd);

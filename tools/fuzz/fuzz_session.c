@@ -40,7 +40,6 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
-#include <sqlite3.h>
 
 #include "gateway/gateway.h"
 #include "tools/fuzz/fuzz.h"
@@ -933,13 +932,9 @@ fs_reset(void)
 static int
 fs_history_clear(struct gwdb *g, void *arg)
 {
-	char	*err = NULL;
-
 	(void)arg;
-	if (sqlite3_exec(g->db, "DELETE FROM history", NULL, NULL, &err) !=
-	    SQLITE_OK) {
-		fprintf(stderr, "fuzz_session: %s\n", err);
-		sqlite3_free(err);
+	if (store_exec(g->db, "DELETE FROM history") != STORE_OK) {
+		fprintf(stderr, "fuzz_session: %s\n", store_errmsg(g->db));
 		return QUEUE_EIO;
 	}
 	g->hist_counted = false;
