@@ -72,6 +72,8 @@ static const char *const mode_names[] = { "lenient", "strict", NULL };
 static const char *const level_names[] = { "debug", "info", "warn", "error",
     NULL };
 static const char *const sync_names[] = { "full", "normal", NULL };
+/* By enum store_driver. */
+static const char *const driver_names[] = { "sqlite", "postgresql", NULL };
 static const char *const unit_names[] = { "s", "ms", NULL };
 static const char *const target_words[] = { "stderr", "syslog", NULL };
 static const char *const format_names[] = { "logfmt", "json", NULL };
@@ -126,8 +128,11 @@ static const struct cfg_key cfg_keys[] = {
 	{ SECT_GATEWAY, "mos_req_all_pause_unit", CT_ENUM, G(pause_ms), "s", 0,
 	    0, 0, unit_names },
 
+	{ SECT_DATABASE, "driver", CT_ENUM, G(db_driver), "sqlite", 0, 0, 0,
+	    driver_names },
 	{ SECT_DATABASE, "path", CT_STR, G(db_path), "var/mosgw.db", CF_PATH,
 	    0, 4096, NULL },
+	{ SECT_DATABASE, "dsn", CT_STR, G(db_dsn), "", 0, 0, 4096, NULL },
 	{ SECT_DATABASE, "synchronous", CT_ENUM, G(sync_normal), "full", 0, 0,
 	    0, sync_names },
 	{ SECT_DATABASE, "history", CT_BOOL, G(history), "on", 0, 0, 0, NULL },
@@ -831,6 +836,37 @@ config_ro_status_on(const struct ncs_conf *n, const char *status)
 	    found;
 }
 
+/*
+ * The database: driver = postgresql needs a dsn without a password (libpq
+ * reads it from its password file), and a driver built into this program.
+ */
+static void
+cfg_check_database(struct cfg_parse *p)
+{
+	struct gw_config	*cfg = p->cfg;
+	enum store_driver	 d = (enum store_driver)cfg->db_driver;
+	const char		*why;
+
+	if (d == STORE_SQLITE) {
+		if (*cfg->db_dsn != '\0')
+			cfg_error(p, cfg_global_line(p, SECT_DATABASE, "dsn"),
+			    "[database]: dsn is for driver = postgresql (the "
+			    "sqlite driver uses path)");
+		return;
+	}
+	if (*cfg->db_dsn == '\0')
+		cfg_error(p, cfg_global_line(p, SECT_DATABASE, "driver"),
+		    "[database]: driver = %s needs a dsn (a libpq connection "
+		    "string)", store_driver_name(d));
+	else if ((why = store_dsn_check(cfg->db_dsn)) != NULL)
+		cfg_error(p, cfg_global_line(p, SECT_DATABASE, "dsn"),
+		    "[database]: dsn: %s", why);
+	if (!store_driver_available(d))
+		cfg_error(p, cfg_global_line(p, SECT_DATABASE, "driver"),
+		    "[database]: driver = %s is not built into this mosgw "
+		    "(it has: sqlite)", store_driver_name(d));
+}
+
 /* Cross-checks of one NCS section. */
 static void
 cfg_check_ncs(struct cfg_parse *p, struct ncs_conf *n)
@@ -1020,6 +1056,7 @@ cfg_check(struct cfg_parse *p)
 		cfg_error(p, cfg_global_line(p, SECT_API, *cfg->api_tls_cert ==
 		    '\0' ? "tls_key" : "tls_cert"), "[api]: tls_cert and "
 		    "tls_key go together (both set: HTTPS; neither: HTTP)");
+	cfg_check_database(p);
 	if (cfg->backoff_base_ms > cfg->backoff_max_ms)
 		cfg_error(p, cfg_global_line(p, SECT_DATABASE, "backoff_max"),
 		    "[database]: backoff_max is less than backoff_base");

@@ -458,7 +458,9 @@ gw_open_db(struct gw *gw, char **cause)
 	size_t			 n = 0, len;
 
 	memset(&o, 0, sizeof o);
+	o.driver = (enum store_driver)gw->cfg->db_driver;
 	o.path = gw->cfg->db_path;
+	o.dsn = gw->cfg->db_dsn;
 	o.sync_normal = gw->cfg->sync_normal != 0;
 	o.busy_ms = (int)gw->cfg->busy_ms;
 	o.check = gw->cfg->start_check;
@@ -844,7 +846,9 @@ gw_reload(struct gw *gw)
 		free(errs);
 		return;
 	}
-	if (strcmp(cfg->db_path, old->db_path) != 0 ||
+	if (cfg->db_driver != old->db_driver ||
+	    strcmp(cfg->db_path, old->db_path) != 0 ||
+	    strcmp(cfg->db_dsn, old->db_dsn) != 0 ||
 	    cfg->sync_normal != old->sync_normal ||
 	    cfg->busy_ms != old->busy_ms)
 		log_event(LL_WARN, "config.reload",

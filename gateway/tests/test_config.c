@@ -293,6 +293,70 @@ test_missing_and_cross_checks(void **state)
 	free(errs);
 }
 
+/* [database] driver and dsn: checked together, a password never taken. */
+static void
+test_database_driver(void **state)
+{
+	struct gw_config	*cfg;
+	char			*errs;
+
+	(void)state;
+	cfg = gwunit_config(MINIMAL);
+	assert_non_null(cfg);
+	assert_int_equal(cfg->db_driver, STORE_SQLITE);
+	assert_string_equal(cfg->db_dsn, "");
+	config_free(cfg);
+
+	errs = must_fail(MINIMAL "[database]\ndriver = mysql\n");
+	assert_non_null(strstr(errs, "t.ini:7: driver = 'mysql': must be one "
+	    "of: sqlite | postgresql"));
+	free(errs);
+
+	errs = must_fail(MINIMAL "[database]\ndsn = dbname=mosgw\n");
+	assert_non_null(strstr(errs, "t.ini:7: [database]: dsn is for driver "
+	    "= postgresql"));
+	free(errs);
+
+	errs = must_fail(MINIMAL "[database]\ndriver = postgresql\n");
+	assert_non_null(strstr(errs, "t.ini:7: [database]: driver = "
+	    "postgresql needs a dsn"));
+	free(errs);
+
+	/* refused, and the password is not repeated in the error */
+	errs = must_fail(MINIMAL "[database]\ndriver = postgresql\n"
+	    "dsn = host=db dbname=mosgw password=s3cret\n");
+	assert_non_null(strstr(errs, "t.ini:8: [database]: dsn: a password in "
+	    "the connection string"));
+	assert_null(strstr(errs, "s3cret"));
+	free(errs);
+	errs = must_fail(MINIMAL "[database]\ndriver = postgresql\n"
+	    "dsn = postgresql://mosgw:s3cret@db/mosgw\n");
+	assert_non_null(strstr(errs, "t.ini:8: [database]: dsn: a password"));
+	assert_null(strstr(errs, "s3cret"));
+	free(errs);
+	errs = must_fail(MINIMAL "[database]\ndriver = postgresql\n"
+	    "dsn = dbname='open\n");
+	assert_non_null(strstr(errs, "t.ini:8: [database]: dsn: not a libpq "
+	    "connection string"));
+	free(errs);
+
+	if (store_driver_available(STORE_POSTGRESQL)) {
+		cfg = gwunit_config(MINIMAL "[database]\ndriver = postgresql\n"
+		    "dsn = host=/run/postgresql dbname=mosgw\n");
+		assert_non_null(cfg);
+		assert_int_equal(cfg->db_driver, STORE_POSTGRESQL);
+		assert_string_equal(cfg->db_dsn,
+		    "host=/run/postgresql dbname=mosgw");
+		config_free(cfg);
+	} else {
+		errs = must_fail(MINIMAL "[database]\ndriver = postgresql\n"
+		    "dsn = host=/run/postgresql dbname=mosgw\n");
+		assert_non_null(strstr(errs, "t.ini:7: [database]: driver = "
+		    "postgresql is not built into this mosgw"));
+		free(errs);
+	}
+}
+
 /* A line longer than inih takes is reported, not silently split. */
 static void
 test_long_line(void **state)
@@ -572,6 +636,7 @@ main(void)
 		cmocka_unit_test(test_errors_with_lines),
 		cmocka_unit_test(test_errors_printable),
 		cmocka_unit_test(test_missing_and_cross_checks),
+		cmocka_unit_test(test_database_driver),
 		cmocka_unit_test(test_long_line),
 		cmocka_unit_test(test_file),
 		cmocka_unit_test(test_durations),
