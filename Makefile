@@ -69,10 +69,12 @@ LIB_STORE  = $(B)/libmosstore.a
 LIB_QUEUE  = $(B)/libmosqueue.a
 LIB_GWCORE = $(B)/libgwcore.a
 
-# Filled in by the module fragments.
+# Filled in by the module fragments. PG_TEST_PROGS: suites that `make check`
+# runs a second time against PostgreSQL (MOSGW_DB_DRIVER=postgresql).
 PROGS        :=
 TEST_PROGS   :=
 TEST_SCRIPTS :=
+PG_TEST_PROGS :=
 BENCH_PROGS  :=
 CLEAN_EXTRA  :=
 
@@ -113,9 +115,12 @@ endef
 TEST_ENV = MOSGW_BIN=$(abspath $(BIN)) MOSGW_TOP=$(CURDIR) \
            MOSGW_SHARED=$(abspath ../shared) MOSGW_TMP=$(abspath $(B))/tmp
 
+# One throwaway PostgreSQL cluster for the whole run (tools/pgtest.sh), unless
+# MOSGW_PG_DSN names a server already.
 check: all $(TEST_PROGS)
 	@mkdir -p $(B)/tmp
-	@$(TEST_ENV) sh tools/run-tests.sh $(TEST_PROGS) $(TEST_SCRIPTS)
+	@$(TEST_ENV) sh tools/run-tests.sh $(TEST_PROGS) $(TEST_SCRIPTS) \
+	    --pg $(PG_TEST_PROGS)
 
 asan:
 	$(MAKE) B=build/asan BIN=build/asan/bin SAN=1 CFLAGS="-O1 -g" check

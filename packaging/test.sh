@@ -15,21 +15,7 @@ set -u
 
 top=${MOSGW_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
 tmp=${MOSGW_TMP:-/tmp}/packaging.$$
-pass=0 fail=0 skip=0
-
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL $1"; }
-# check NAME COMMAND...: one result, the command's output shown on failure
-check() {
-	name=$1
-	shift
-	if out=$("$@" 2>&1); then
-		ok "$name"
-	else
-		bad "$name"
-		echo "$out" | tail -n 20 | sed 's/^/    /'
-	fi
-}
+. "$top/tools/testlib.sh"
 # same NAME EXPECTED ACTUAL
 same() {
 	if [ "$2" = "$3" ]; then

@@ -12,11 +12,12 @@ set -eu
 # dpkg-dev, debhelper, fakeroot, lintian and systemd (systemd-analyze,
 # systemd-sysusers, systemd-tmpfiles): the Debian package's test; chromium:
 # the status page's test in a headless browser (skipped, saying so, where it
-# is missing).
+# is missing); postgresql (server and psql): the throwaway cluster the tests
+# start with tools/pgtest.sh; libpq-dev: the PostgreSQL store.
 PKGS="build-essential pkg-config libxml2-dev libevent-dev libssl-dev libsqlite3-dev
 libcmocka-dev libjansson-dev libinih-dev libpcap-dev libsystemd-dev sqlite3
 beanstalkd tshark netcat-openbsd mandoc dpkg-dev debhelper fakeroot lintian
-systemd chromium"
+systemd chromium postgresql libpq-dev"
 if [ "${1:-}" = fuzz ]; then
 	PKGS="$PKGS clang-14 libclang-rt-14-dev"
 fi

@@ -19,6 +19,9 @@ include tools/fuzz/module.mk
 # The Wireshark dissector, checked with tshark on fixtures/pcap/.
 TEST_SCRIPTS += tools/wireshark/test.sh
 
+# The throwaway PostgreSQL cluster of the tests (tools/pgtest.sh).
+TEST_SCRIPTS += tools/pgtest-test.sh
+
 # Test-only programs of the fault matrix (faults/): the chaos proxy and the
 # SQLite VFS shim, loaded into mosgw and mosctl with LD_PRELOAD. Neither is
 # installed or linked into mosgw. The shim is built without sanitizers: it

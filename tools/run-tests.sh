@@ -2,6 +2,16 @@
 # Run every test program given on the command line and sum their results into
 # one closing line "N passed, N failed, N skipped".
 #
+#   run-tests.sh SUITE... [--pg SUITE...]
+#
+# With --pg, the run has a PostgreSQL server: MOSGW_PG_DSN if it is set, else
+# a throwaway cluster started with tools/pgtest.sh for this run and stopped at
+# its end (also on failure or interruption); MOSGW_PG_DSN is exported to every
+# suite. The suites named after --pg run a second time with
+# MOSGW_DB_DRIVER=postgresql (shown as "NAME[pg]"); where no server can be had
+# the reason is printed and each of them counts as one skipped suite.
+# MOSGW_PG=off runs without a server.
+#
 # A cmocka suite reports "[  PASSED  ] N test(s)." and friends; any other test
 # program prints its own "N passed, N failed[, N skipped]" line. A program that
 # dies, hangs past MOSGW_TEST_TIMEOUT seconds or prints no count is one failure.
@@ -15,18 +25,58 @@ set -u
 timeout_s=${MOSGW_TEST_TIMEOUT:-900}
 tmp=${MOSGW_TMP:-/tmp}/run-tests.$$
 mkdir -p "$tmp"
-trap 'rm -rf "$tmp"' EXIT INT TERM
+here=$(dirname "$0")
+pgdir=""
+cleanup() {
+	[ -n "$pgdir" ] && sh "$here/pgtest.sh" stop "$pgdir" >/dev/null 2>&1
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# The suites before --pg, then those after it.
+first="" second="" pg=""
+for t in "$@"; do
+	if [ "$t" = --pg ]; then
+		pg=yes
+	elif [ -n "$pg" ]; then
+		second="$second $t"
+	else
+		first="$first $t"
+	fi
+done
+
+nopg=""
+if [ -n "$pg" ]; then
+	if [ -n "${MOSGW_PG_DSN:-}" ]; then
+		echo "PostgreSQL: MOSGW_PG_DSN given"
+	elif [ "${MOSGW_PG:-}" = off ]; then
+		nopg="MOSGW_PG=off"
+	else
+		pgdir="$tmp/pg"
+		if MOSGW_PG_DSN=$(sh "$here/pgtest.sh" start "$pgdir" 2>"$tmp/pgtest.err"); then
+			export MOSGW_PG_DSN
+			echo "PostgreSQL: throwaway cluster $MOSGW_PG_DSN"
+		else
+			nopg=$(grep '^pgtest: ' "$tmp/pgtest.err" | tail -n 1 | sed 's/^pgtest: //')
+			nopg=${nopg:-tools/pgtest.sh start failed}
+			cat "$tmp/pgtest.err"
+		fi
+	fi
+	[ -n "$nopg" ] && echo "SKIP: no PostgreSQL: $nopg"
+fi
 
 pass=0 fail=0 skip=0 broken=""
-for t in "$@"; do
-	name=$(basename "$t")
+# run SUITE NAME DRIVER: one suite with MOSGW_DB_DRIVER=DRIVER.
+run() {
+	t=$1 name=$2
 	log="$tmp/$name.log"
 	start=$(date +%s)
 	case "$t" in
-	*.sh) timeout -k 10 "$timeout_s" sh "$t" >"$log" 2>&1 ;;
-	*.js|*.mjs) timeout -k 10 "$timeout_s" node "$t" >"$log" 2>&1 ;;
+	*.sh) MOSGW_DB_DRIVER=$3 timeout -k 10 "$timeout_s" sh "$t" >"$log" 2>&1 ;;
+	*.js|*.mjs) MOSGW_DB_DRIVER=$3 timeout -k 10 "$timeout_s" node "$t" >"$log" 2>&1 ;;
 	# shellcheck disable=SC2086
-	*) timeout -k 10 "$timeout_s" ${MOSGW_WRAP:-} "$t" >"$log" 2>&1 ;;
+	*) MOSGW_DB_DRIVER=$3 timeout -k 10 "$timeout_s" ${MOSGW_WRAP:-} "$t" >"$log" 2>&1 ;;
 	esac
 	rc=$?
 	secs=$(( $(date +%s) - start ))
@@ -62,6 +112,20 @@ for t in "$@"; do
 	printf '%-40s %-4s %4d passed %3d failed %3d skipped %4ds\n' "$name" "$status" "$p" "$f" "$s" "$secs"
 	# Skips are listed with their reason so that a skipped suite is never silent.
 	grep -E '^(\[  SKIPPED \]|SKIP:|skip:)' "$log" | head -n 5 | sed 's/^/    /'
+}
+
+for t in $first; do
+	run "$t" "$(basename "$t")" sqlite
+done
+for t in $second; do
+	if [ -n "$nopg" ]; then
+		skip=$((skip + 1))
+		printf '%-40s %-4s %4d passed %3d failed %3d skipped %4ds\n' \
+		    "$(basename "$t")[pg]" skip 0 0 1 0
+		echo "    SKIP: no PostgreSQL: $nopg"
+	else
+		run "$t" "$(basename "$t")[pg]" postgresql
+	fi
 done
 
 [ -n "$broken" ] && echo "failing suites:$broken"

@@ -17,20 +17,7 @@ fi
 
 tmp=$(mktemp -d "${MOSGW_TMP:-/tmp}/wireshark.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
-pass=0 fail=0
-
-# check NAME COMMAND...: one result line.
-check() {
-	name=$1
-	shift
-	if "$@"; then
-		pass=$((pass + 1))
-		echo "ok   $name"
-	else
-		fail=$((fail + 1))
-		echo "FAIL $name"
-	fi
-}
+. "$top/tools/testlib.sh"
 
 timeout 120 tshark -2 -X lua_script:"$lua" -r "$pcap" -Y mos -T fields \
     -E separator=/t -e frame.number -e tcp.stream -e mos.port \
