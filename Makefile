@@ -14,7 +14,7 @@ SAN     ?=
 # What the programs link with; the test suites also need cmocka. A goal
 # that builds and installs only the programs (`make`, `make install`, the
 # Debian package) asks for the first list alone.
-PROG_PKGS = libxml-2.0 sqlite3 libevent libevent_openssl openssl jansson inih \
+PROG_PKGS = libxml-2.0 sqlite3 libpq libevent libevent_openssl openssl jansson inih \
             libpcap libsystemd
 TEST_PKGS = cmocka
 PKGS = $(PROG_PKGS) $(TEST_PKGS)
@@ -54,7 +54,7 @@ ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS)
 LIBS_XML     = $(call pc_libs,libxml-2.0)
 LIBS_SQLITE  = $(call pc_libs,sqlite3)
 # What the storage backends (store/) link with.
-LIBS_STORE   = $(LIBS_SQLITE)
+LIBS_STORE   = $(LIBS_SQLITE) $(call pc_libs,libpq)
 LIBS_EVENT   = $(call pc_libs,libevent libevent_openssl openssl) -lpthread
 LIBS_JSON    = $(call pc_libs,jansson)
 LIBS_INIH    = $(call pc_libs,inih)

@@ -14,7 +14,7 @@
 /* The backends built into this program, by enum store_driver. */
 static const struct store_ops *const store_backends[] = {
 	[STORE_SQLITE] = &store_sqlite_ops,
-	[STORE_POSTGRESQL] = NULL,
+	[STORE_POSTGRESQL] = &store_pg_ops,
 };
 
 static const char *const store_driver_names[] = {
@@ -470,4 +470,26 @@ int
 store_column_bytes(struct store_stmt *st, int col)
 {
 	return st->store->ops->column_bytes(st, col);
+}
+
+int
+store_listen(struct store *s, const char *channel)
+{
+	size_t	n = strspn(channel, "abcdefghijklmnopqrstuvwxyz0123456789_");
+
+	if (n == 0 || channel[n] != '\0' || n > 63)
+		return STORE_MISMATCH;
+	return s->ops->listen != NULL ? s->ops->listen(s, channel) : STORE_OK;
+}
+
+int
+store_notify_fd(struct store *s)
+{
+	return s->ops->notify_fd != NULL ? s->ops->notify_fd(s) : -1;
+}
+
+int
+store_notified(struct store *s)
+{
+	return s->ops->notified != NULL ? s->ops->notified(s) : 0;
 }

@@ -196,4 +196,18 @@ const char *store_column_text(struct store_stmt *, int col);
 const void *store_column_blob(struct store_stmt *, int col);
 int	 store_column_bytes(struct store_stmt *, int col);
 
+/*
+ * Notifications: PostgreSQL's LISTEN/NOTIFY; SQLite has none (listen does
+ * nothing there, the fd is -1, nothing is ever notified). store_listen
+ * subscribes the connection to a channel (a lower-case name of letters,
+ * digits and _, at most 63 bytes), renewed after a reconnection. The
+ * connection's fd is readable when something arrives; store_notified then
+ * reads it and returns how many notifications came (0 for none), or -1
+ * when the connection is lost. The fd changes with a reconnection: ask
+ * store_notify_fd again after each store_notified.
+ */
+int	 store_listen(struct store *, const char *channel);
+int	 store_notify_fd(struct store *);
+int	 store_notified(struct store *);
+
 #endif /* STORE_H */

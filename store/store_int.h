@@ -40,6 +40,10 @@ struct store_ops {
 	const char *(*column_text)(struct store_stmt *, int);
 	const void *(*column_blob)(struct store_stmt *, int);
 	int	 (*column_bytes)(struct store_stmt *, int);
+	/* optional (NULL: the backend has no notifications) */
+	int	 (*listen)(struct store *, const char *channel);
+	int	 (*notify_fd)(struct store *);
+	int	 (*notified)(struct store *);
 };
 
 struct store {
@@ -53,6 +57,9 @@ struct store_stmt {
 
 /* sqlite.c */
 extern const struct store_ops store_sqlite_ops;
+
+/* pg.c */
+extern const struct store_ops store_pg_ops;
 
 /* store.c: a malloc'd "fmt ..." into *err (if err is not NULL). */
 void	 store_seterr(char **err, const char *fmt, ...)
