@@ -1215,6 +1215,16 @@ pg_notified(struct store *b)
 	return count;
 }
 
+static unsigned
+pg_session_gen(struct store *b)
+{
+	struct pg_store	*s = PS(b);
+
+	if (!s->tx_lost)
+		(void)pg_ready(s);
+	return s->gen;
+}
+
 const struct store_ops store_pg_ops = {
 	.open = pg_open,
 	.close = pg_close,
@@ -1247,4 +1257,5 @@ const struct store_ops store_pg_ops = {
 	.listen = pg_listen,
 	.notify_fd = pg_notify_fd,
 	.notified = pg_notified,
+	.session = pg_session_gen,
 };

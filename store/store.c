@@ -488,6 +488,12 @@ store_notify_fd(struct store *s)
 	return s->ops->notify_fd != NULL ? s->ops->notify_fd(s) : -1;
 }
 
+unsigned
+store_session(struct store *s)
+{
+	return s->ops->session != NULL ? s->ops->session(s) : 0;
+}
+
 int
 store_notified(struct store *s)
 {

@@ -207,6 +207,13 @@ int	 store_column_bytes(struct store_stmt *, int col);
  * store_notify_fd again after each store_notified.
  */
 int	 store_listen(struct store *, const char *channel);
+/*
+ * The session: a number that changes each time the connection is made
+ * again (PostgreSQL, after the server was lost; outside a transaction it
+ * connects again first). State kept in a session (temporary tables,
+ * settings) must then be set up again. Always 0 on SQLite.
+ */
+unsigned store_session(struct store *);
 int	 store_notify_fd(struct store *);
 int	 store_notified(struct store *);
 

@@ -44,6 +44,7 @@ struct store_ops {
 	int	 (*listen)(struct store *, const char *channel);
 	int	 (*notify_fd)(struct store *);
 	int	 (*notified)(struct store *);
+	unsigned (*session)(struct store *);
 };
 
 struct store {

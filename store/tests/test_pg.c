@@ -369,15 +369,20 @@ test_reconnect(void **state)
 	struct fix		*f = fix(state);
 	struct store		*v;
 	struct store_stmt	*st;
+	unsigned		 gen;
 
 	assert_int_equal(store_exec(f->s, "CREATE TABLE t(v int)"), STORE_OK);
 	assert_non_null(v = pg_connect(f, 0));
 	assert_int_equal(store_prepare(v, "SELECT count(*) FROM t", STORE_KEEP,
 	    &st), STORE_OK);
+	gen = store_session(v);
 	kill_session(f, v);
 	assert_int_equal(store_step(st), STORE_LOST);
 	assert_int_equal(store_errcode(v), STORE_LOST);
 	assert_false(store_in_tx(v));
+	/* the session counter connects again and says it is a new one */
+	assert_int_equal(store_session(v), gen + 1);
+	assert_int_equal(store_session(v), gen + 1);
 	store_reset(st);
 	assert_int_equal(store_step(st), STORE_ROW);
 	assert_int_equal(store_column_int(st, 0), 0);
