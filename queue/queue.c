@@ -244,9 +244,9 @@ queue_policy_fill(struct queue_policy *p, const struct queue_policy *base)
 	return 0;
 }
 
-/* Set the policy of a kind (NULL: the default). */
-int
-queue_set_policy(struct queue *q, const char *kind,
+/* Set the policy of a kind (NULL: the default) in the struct queue. */
+static int
+queue_set_policy_mem(struct queue *q, const char *kind,
     const struct queue_policy *policy)
 {
 	struct queue_kind_policy	*kp;
@@ -274,6 +274,21 @@ queue_set_policy(struct queue *q, const char *kind,
 		return queue_errx(q, QUEUE_EIO, "out of memory");
 	kp[q->npolicies++].p = p;
 	return QUEUE_OK;
+}
+
+/*
+ * Set the policy of a kind (NULL: the default). PostgreSQL reads the
+ * policies from the session: they are loaded again before the next write.
+ */
+int
+queue_set_policy(struct queue *q, const char *kind,
+    const struct queue_policy *policy)
+{
+	int	rc;
+
+	if ((rc = queue_set_policy_mem(q, kind, policy)) == QUEUE_OK)
+		q->policies_stale = true;
+	return rc;
 }
 
 /* Set the running limit and the urgent reserve of a lane. */
@@ -420,9 +435,14 @@ queue_setup(struct queue *q, const struct queue_opts *o)
 	bool		 mark = false;
 	int		 rc;
 
-	if (store_sqlite(q->db) == NULL)
-		return queue_errx(q, QUEUE_EINVAL, "the queue needs the sqlite "
-		    "driver");
+	if (store_driver(q->db) == STORE_POSTGRESQL) {
+		/* Lock waits are the server's: bounded by busy_ms. */
+		if ((rc = store_busy_timeout(q->db, q->busy_ms)) != STORE_OK)
+			return queue_err(q, rc, "lock timeout");
+		if ((rc = queue_schema_migrate(q)) != QUEUE_OK)
+			return rc;
+		return queue_pg_policies(q);
+	}
 	queue_tx_hooks(q);
 	if (sqlite3_create_function_v2(store_sqlite(q->db), "queue_lease_ms", 1,
 	    SQLITE_UTF8, q, queue_fn_lease, NULL, NULL, NULL) != SQLITE_OK ||
@@ -553,6 +573,12 @@ queue_open(struct queue **qp, const struct queue_opts *o, char **err)
 	sc.driver = o->driver;
 	sc.path = o->path;
 	sc.dsn = o->dsn;
+	if (o->dsn != NULL && (q->dsn = strdup(o->dsn)) == NULL) {
+		queue_close(q);
+		if (err != NULL)
+			*err = strdup("out of memory");
+		return QUEUE_EIO;
+	}
 	rc = store_open(&q->db, &sc, o->must_exist ? 0 : STORE_OPEN_CREATE,
 	    &why);
 	if (rc != STORE_OK) {
@@ -593,6 +619,8 @@ queue_close(struct queue *q)
 		queue_sql_finalize(q);
 		store_close(q->db);
 	}
+	store_close(q->wake);
+	free(q->dsn);
 	queue_flock_put(q->flock);
 	for (i = 0; i < q->npolicies; i++)
 		free(q->policies[i].kind);

@@ -172,6 +172,19 @@ int	 queue_open(struct queue **, const struct queue_opts *, char **err);
 void	 queue_close(struct queue *);
 /* The connection, so that a caller can keep its own tables beside the queue. */
 struct store *queue_db(struct queue *);
+/*
+ * Waking the owner when jobs arrive (PostgreSQL). queue_wake_fd() opens a
+ * connection of its own that LISTENs for jobs added, or made due again by
+ * an update, by any process or instance, and returns its descriptor:
+ * watch it for reading, then call queue_woken(), which returns how many
+ * wake-ups came (0: none; -1: the connection was lost, and is made again
+ * at the next call) and ask queue_wake_fd() again (the descriptor changes
+ * with a new connection). A wake-up means "look now", not a count of jobs;
+ * jobs due later (run_after, retries) still need the owner's timer. On
+ * SQLite there is nothing to watch: queue_wake_fd() returns -1.
+ */
+int	 queue_wake_fd(struct queue *);
+int	 queue_woken(struct queue *);
 const char *queue_strerror(int rc);
 /* The last error of this queue in words (SQLite's message included). */
 const char *queue_errmsg(struct queue *);

@@ -104,6 +104,10 @@ struct queue_lane_limit {
 
 struct queue {
 	struct store			*db;
+	char			*dsn;		/* postgresql: its connection string */
+	struct store		*wake;		/* postgresql: LISTENs (notify.c) */
+	unsigned		 session;	/* postgresql: policies loaded in it */
+	bool			 policies_stale; /* ... and changed since */
 	bool			 sync_normal;
 	int			 busy_ms;
 	int64_t			 busy_start;	/* monotonic ms of this lock wait */
@@ -176,6 +180,10 @@ void	 queue_flock_unlock(struct queue_flock *);
 
 /* schema.c */
 int	 queue_schema_migrate(struct queue *);
+
+/* notify.c */
+#define QUEUE_PG_CHANNEL	"mosgw_jobs"	/* notified when jobs are due */
+int	 queue_pg_policies(struct queue *);
 
 /* admin.c */
 int	 queue_job_state(struct queue *, int64_t id, enum queue_state *);

@@ -51,7 +51,19 @@ queue_tx_begin_immediate(struct queue *q)
 		    "thread of this process held the queue for %d ms",
 		    q->busy_ms);
 	}
-	rc = queue_sql_exec(q, ST_BEGIN, "begin transaction");
+	if (store_driver(q->db) == STORE_POSTGRESQL) {
+		/* A new session (the server was lost) has no policies yet. */
+		if ((q->policies_stale || store_session(q->db) != q->session) &&
+		    (rc = queue_pg_policies(q)) != QUEUE_OK) {
+			q->busy_fixed = false;
+			queue_flock_unlock(q->flock);
+			return rc;
+		}
+		/* BEGIN and the store-wide writer lock (store.h). */
+		if ((rc = store_begin(q->db, STORE_TX_WRITE)) != STORE_OK)
+			rc = queue_err(q, rc, "begin transaction");
+	} else
+		rc = queue_sql_exec(q, ST_BEGIN, "begin transaction");
 	q->busy_fixed = false;
 	if (rc != QUEUE_OK)
 		queue_flock_unlock(q->flock);
@@ -103,6 +115,8 @@ queue_checkpoint(struct queue *q)
 {
 	int	pages = q->wal_pages;
 
+	if (store_sqlite(q->db) == NULL)	/* no WAL on PostgreSQL */
+		return;
 	if (pages < q->ckpt_asked)	/* the log started over */
 		q->ckpt_asked = 0;
 	if (pages < QUEUE_CHECKPOINT_PAGES)

@@ -57,7 +57,9 @@ int
 qtest_open(struct qtest *t, struct queue **q, bool sync_normal)
 {
 	struct queue_opts	 o = {
+		.driver = t->driver,
 		.path = t->path,
+		.dsn = t->pg.dsn,
 		.sync_normal = sync_normal,
 		.clock = qtest_clock,
 		.clock_arg = &t->now,
@@ -76,12 +78,22 @@ qtest_open(struct qtest *t, struct queue **q, bool sync_normal)
 int
 qtest_init(struct qtest *t, bool open)
 {
+	char	why[512];
+
 	memset(t, 0, sizeof *t);
 	if (qtest_mkdtemp(t->dir, sizeof t->dir) != 0)
 		return -1;
+	t->driver = pgdb_driver();
+	if (t->driver == STORE_POSTGRESQL &&
+	    pgdb_create(&t->pg, why, sizeof why) != 0) {
+		print_error("MOSGW_DB_DRIVER=postgresql: %s\n", why);
+		qtest_rmtree(t->dir);
+		return -1;
+	}
 	snprintf(t->path, sizeof t->path, "%s/queue.db", t->dir);
 	t->now = QTEST_T0;
 	if (open && qtest_open(t, &t->q, true) != QUEUE_OK) {
+		pgdb_drop(&t->pg);
 		qtest_rmtree(t->dir);
 		return -1;
 	}
@@ -116,9 +128,9 @@ qtest_history_breaks(struct queue *q)
 	a = qtest_sql_try(q, "SELECT count(*) FROM (SELECT from_state, "
 	    "to_state, lag(to_state) OVER (PARTITION BY job_id ORDER BY id) AS "
 	    "prev, row_number() OVER (PARTITION BY job_id ORDER BY id) AS n "
-	    "FROM job_events) WHERE (n = 1 AND (from_state <> 0 OR to_state "
+	    "FROM job_events) AS h WHERE (n = 1 AND (from_state <> 0 OR to_state "
 	    "<> 0)) OR (n > 1 AND prev <> from_state)");
-	b = qtest_sql_try(q, "SELECT count(*) FROM jobs j WHERE j.state IS NOT "
+	b = qtest_sql_try(q, "SELECT count(*) FROM jobs j WHERE j.state IS DISTINCT FROM "
 	    "(SELECT to_state FROM job_events e WHERE e.job_id = j.id ORDER BY "
 	    "e.id DESC LIMIT 1)");
 	return a < 0 || b < 0 ? -1 : a + b;
@@ -134,6 +146,7 @@ qtest_fini(struct qtest *t)
 		breaks = qtest_history_breaks(t->q);
 	queue_close(t->q);
 	t->q = NULL;
+	pgdb_drop(&t->pg);
 	qtest_rmtree(t->dir);
 	if (breaks != 0)
 		print_error("job histories: %lld breaks\n", (long long)breaks);
@@ -256,4 +269,14 @@ qtest_sql_int(struct queue *q, const char *sql)
 	v = store_column_int64(s, 0);
 	store_finalize(s);
 	return v;
+}
+
+/* Skip the calling test on PostgreSQL, saying why. */
+void
+qtest_sqlite_only(const struct qtest *t, const char *why)
+{
+	if (t->driver != STORE_SQLITE) {
+		printf("SKIP: SQLite only: %s\n", why);
+		skip();
+	}
 }

@@ -9,12 +9,19 @@
 #include <stdint.h>
 
 #include "queue/queue.h"
+#include "store/tests/pgdb.h"
 
 #define QTEST_T0	1700000000000LL	/* the fake clock's start, in ms */
 
+/*
+ * The backend is $MOSGW_DB_DRIVER's (sqlite when unset): a file in the
+ * scratch dir, or a database of the test's own on $MOSGW_PG_DSN.
+ */
 struct qtest {
 	char		 dir[PATH_MAX];
 	char		 path[PATH_MAX + 32];
+	enum store_driver driver;
+	struct pgdb	 pg;
 	struct queue	*q;
 	int64_t		 now;		/* the fake clock */
 };
@@ -49,5 +56,7 @@ size_t	 qtest_events(struct queue *, int64_t id, int to);
 int64_t	 qtest_history_breaks(struct queue *);
 /* One scalar of an SQL query on the queue's connection. */
 int64_t	 qtest_sql_int(struct queue *, const char *sql);
+/* Skip the calling test on PostgreSQL, saying why. */
+void	 qtest_sqlite_only(const struct qtest *, const char *why);
 
 #endif /* QTEST_H */

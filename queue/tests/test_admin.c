@@ -298,6 +298,8 @@ test_plans(void **state)
 		"run_after, id LIMIT 16",
 	};
 	size_t		 i;
+
+	qtest_sqlite_only(t, "the SQLite query plans of INDEXED BY");
 	char		 plan[512];
 
 	for (i = 0; i < sizeof sql / sizeof *sql; i++) {

@@ -7,6 +7,7 @@
 
 #include <sys/stat.h>
 
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,31 +15,45 @@
 #include "store/store.h"
 #include "queue/tests/qtest.h"
 
-/* A fresh file gets the current schema; a newer one is refused. */
+/* A fresh database gets the current schema; a newer one is refused. */
 static void
 test_open_schema(void **state)
 {
 	struct qtest		*t = *state;
 	struct queue		*q2 = NULL;
-	struct queue_opts	 o = { .path = t->path };
+	struct queue_opts	 o = { .driver = t->driver, .path = t->path,
+				    .dsn = t->pg.dsn };
 	char			*err = NULL, missing[PATH_MAX + 16];
+	bool			 pg = t->driver == STORE_POSTGRESQL;
 	FILE			*f;
 
-	assert_int_equal(qtest_sql_int(t->q, "PRAGMA user_version"),
-	    QUEUE_SCHEMA_VERSION);
-	assert_int_equal(qtest_sql_int(t->q, "SELECT count(*) FROM "
-	    "sqlite_master WHERE name = 'jobs_due' AND sql LIKE "
+	assert_int_equal(qtest_sql_int(t->q, pg ? "SELECT version FROM "
+	    "queue_version" : "PRAGMA user_version"), QUEUE_SCHEMA_VERSION);
+	assert_int_equal(qtest_sql_int(t->q, pg ? "SELECT count(*) FROM "
+	    "pg_indexes WHERE indexname = 'jobs_due' AND indexdef LIKE "
+	    "'%WHERE ((state = 0) AND (blocked = 0))%'" : "SELECT count(*) "
+	    "FROM sqlite_master WHERE name = 'jobs_due' AND sql LIKE "
 	    "'%WHERE state = 0 AND blocked = 0%'"), 1);
 	assert_int_equal(qtest_open(t, &q2, false), QUEUE_OK);
 	queue_close(q2);
 
-	assert_int_equal(store_exec(queue_db(t->q), "PRAGMA user_version = 99"),
-	    STORE_OK);
+	assert_int_equal(store_exec(queue_db(t->q), pg ? "UPDATE queue_version "
+	    "SET version = 99" : "PRAGMA user_version = 99"), STORE_OK);
 	assert_int_not_equal(queue_open(&q2, &o, &err), QUEUE_OK);
 	assert_null(q2);
 	assert_non_null(err);
 	assert_non_null(strstr(err, "newer"));
 	free(err);
+
+	if (pg) {
+		/* A server that cannot be reached: an error in words. */
+		o.dsn = "host=127.0.0.1 port=1 dbname=x connect_timeout=5";
+		assert_int_equal(queue_open(&q2, &o, &err), QUEUE_EIO);
+		assert_null(q2);
+		assert_non_null(strstr(err, "host=127.0.0.1 port=1"));
+		free(err);
+		return;
+	}
 
 	snprintf(missing, sizeof missing, "%s/none.db", t->dir);
 	o.path = missing;
@@ -266,8 +281,7 @@ test_caller_tx(void **state)
 	assert_int_equal(queue_tx_commit(t->q), QUEUE_EINVAL);
 
 	/* A transaction the caller began on the connection itself. */
-	assert_int_equal(store_exec(db, "BEGIN IMMEDIATE"),
-	    STORE_OK);
+	assert_int_equal(store_begin(db, STORE_TX_WRITE), STORE_OK);
 	qtest_put(t->q, "c", "publish", 5);
 	assert_int_equal(queue_enqueue(t->q, &bad, NULL), QUEUE_ENOTFOUND);
 	assert_false(!store_in_tx(db));
@@ -435,6 +449,11 @@ test_checkpointer(void **state)
 	off_t			 db, wal, db0, wal0;
 	int			 i, first;
 
+	if (t->driver != STORE_SQLITE) {
+		printf("SKIP: no write-ahead log to checkpoint on %s\n",
+		    store_driver_name(t->driver));
+		skip();
+	}
 	assert_int_equal(store_exec(queue_db(t->q), "CREATE TABLE big "
 	    "(b BLOB)"), STORE_OK);
 	ckpt_sizes(t, &db0, &wal0);
@@ -477,6 +496,59 @@ test_checkpointer(void **state)
 	assert_true(db0 > db);
 }
 
+/* Wait (at most 20 s) for q's wake-up fd; then what queue_woken says. */
+static int
+wait_woken(struct queue *q)
+{
+	struct pollfd	pfd;
+	int		n, i;
+
+	for (i = 0; i < 200; i++) {
+		pfd.fd = queue_wake_fd(q);
+		pfd.events = POLLIN;
+		assert_true(pfd.fd >= 0);
+		assert_true(poll(&pfd, 1, 100) >= 0);
+		if ((n = queue_woken(q)) != 0)
+			return n;
+	}
+	return 0;
+}
+
+/*
+ * The owner's wake-up: jobs enqueued by another connection, or made due
+ * again by an operator, wake it on PostgreSQL; SQLite has nothing to watch.
+ */
+static void
+test_wake(void **state)
+{
+	struct qtest		*t = *state;
+	struct queue		*other;
+	struct queue_job	 j;
+	int64_t			 id;
+
+	if (t->driver == STORE_SQLITE) {
+		assert_int_equal(queue_wake_fd(t->q), -1);
+		assert_int_equal(queue_woken(t->q), 0);
+		return;
+	}
+	assert_true(queue_wake_fd(t->q) >= 0);
+	assert_int_equal(queue_woken(t->q), 0);
+	assert_int_equal(qtest_open(t, &other, true), QUEUE_OK);
+	id = qtest_put(other, "a", "publish", 5);
+	assert_int_equal(wait_woken(t->q), 1);
+	assert_int_equal(queue_woken(t->q), 0);
+
+	/* a claim or a completion does not wake; a requeue does */
+	qtest_claim1(t->q, "a", &j);
+	assert_int_equal(queue_fail(other, id, j.lease_gen, "nack", true),
+	    QUEUE_OK);
+	queue_job_clear(&j);
+	assert_int_equal(queue_requeue(other, id, 1, "retry by hand"),
+	    QUEUE_OK);
+	assert_int_equal(wait_woken(t->q), 1);
+	queue_close(other);
+}
+
 int
 main(void)
 {
@@ -499,6 +571,8 @@ main(void)
 		    qtest_setup, qtest_teardown),
 		cmocka_unit_test_setup_teardown(test_bad_input,
 		    qtest_setup, qtest_teardown),
+		cmocka_unit_test_setup_teardown(test_wake, qtest_setup,
+		    qtest_teardown),
 		cmocka_unit_test_setup_teardown(test_payload,
 		    qtest_setup, qtest_teardown),
 		cmocka_unit_test_setup_teardown(test_checkpointer,

@@ -36,7 +36,7 @@ struct drain {
 };
 
 struct worker {
-	const char	*path;
+	const struct qtest *t;	/* the database */
 	char		 log[PATH_MAX + 32];
 	char		 name[32];
 	int		 rc;		/* 0, or the queue rc that stopped it */
@@ -45,9 +45,10 @@ struct worker {
 
 /* Open a queue on the real clock, for a worker of another thread/process. */
 static int
-worker_open(const char *path, struct queue **q)
+worker_open(const struct qtest *t, struct queue **q)
 {
-	struct queue_opts	 o = { .path = path, .sync_normal = true,
+	struct queue_opts	 o = { .driver = t->driver, .path = t->path,
+	    .dsn = t->pg.dsn, .sync_normal = true,
 	    .busy_ms = 20000 };
 	char			*err = NULL;
 	int			 rc;
@@ -98,7 +99,7 @@ worker_main(void *arg)
 		w->rc = QUEUE_EIO;
 		return NULL;
 	}
-	if ((w->rc = worker_open(w->path, &q)) == QUEUE_OK)
+	if ((w->rc = worker_open(w->t, &q)) == QUEUE_OK)
 		w->rc = worker_drain(w, q, log);
 	if (w->rc != QUEUE_OK)
 		fprintf(log, "error %d %s\n", w->rc, queue_errmsg(q));
@@ -212,7 +213,7 @@ test_drain(void **state)
 
 	memset(w, 0, sizeof w);
 	for (i = 0; i < DRAIN_WORKERS; i++) {
-		w[i].path = d->t.path;
+		w[i].t = &d->t;
 		snprintf(w[i].log, sizeof w[i].log, "%s/w%zu.log", d->t.dir, i);
 		snprintf(w[i].name, sizeof w[i].name, "%s%zu", i <
 		    DRAIN_THREADS ? "thread" : "proc", i);
@@ -260,7 +261,7 @@ test_drain(void **state)
 
 /* The child: claim the job with a short lease, say so, then hang. */
 static void
-victim(const char *path, int fd)
+victim(const struct qtest *t, int fd)
 {
 	struct queue		*q;
 	struct queue_job	 j;
@@ -268,7 +269,7 @@ victim(const char *path, int fd)
 	char			 buf[64];
 	int			 len;
 
-	if (worker_open(path, &q) != QUEUE_OK ||
+	if (worker_open(t, &q) != QUEUE_OK ||
 	    queue_claim(q, "k", "victim", 300, &j, 1, &n) != QUEUE_OK || n != 1)
 		_exit(2);
 	len = snprintf(buf, sizeof buf, "%lld\n", (long long)j.lease_gen);
@@ -306,7 +307,7 @@ test_sigkill(void **state)
 	int64_t			 id;
 	int			 fds[2];
 
-	assert_int_equal(worker_open(d->t.path, &d->t.q), QUEUE_OK);
+	assert_int_equal(worker_open(&d->t, &d->t.q), QUEUE_OK);
 	id = qtest_put(d->t.q, "k", "publish", 5);
 	queue_close(d->t.q);
 	d->t.q = NULL;
@@ -314,12 +315,12 @@ test_sigkill(void **state)
 	assert_true((d->pids[0] = fork()) >= 0);
 	if (d->pids[0] == 0) {
 		close(fds[0]);
-		victim(d->t.path, fds[1]);
+		victim(&d->t, fds[1]);
 	}
 	close(fds[1]);
 	gen = read_gen(fds[0]);
 	close(fds[0]);
-	assert_int_equal(worker_open(d->t.path, &d->t.q), QUEUE_OK);
+	assert_int_equal(worker_open(&d->t, &d->t.q), QUEUE_OK);
 	assert_int_equal(queue_set_policy(d->t.q, NULL, &p), QUEUE_OK);
 	assert_int_equal(qtest_state(d->t.q, id), QUEUE_RUNNING);
 	assert_int_equal(kill(d->pids[0], SIGKILL), 0);

@@ -203,6 +203,7 @@ test_ls(void **state)
 {
 	struct ctl	*c = *state;
 
+	qtest_sqlite_only(&c->t, "mosctl --db FILE");
 	prepare(c);
 	assert_int_equal(RUN(c, "--db", c->t.path, "job", "ls"), 0);
 	assert_int_equal(lines_with(c->out, "LAST ERROR"), 1);
@@ -233,6 +234,7 @@ test_show(void **state)
 	struct ctl	*c = *state;
 	char		 id[32], want[64];
 
+	qtest_sqlite_only(&c->t, "mosctl --db FILE");
 	prepare(c);
 	snprintf(id, sizeof id, "%lld", (long long)c->failed[0]);
 	assert_int_equal(RUN(c, "--db", c->t.path, "job", "show", id), 0);
@@ -260,6 +262,7 @@ test_requeue(void **state)
 	struct queue_job	 j;
 	char			 id[32];
 
+	qtest_sqlite_only(&c->t, "mosctl --db FILE");
 	prepare(c);
 	snprintf(id, sizeof id, "#%lld", (long long)c->failed[0]);
 	assert_int_equal(RUN(c, "--db", c->t.path, "job", "requeue", id,
@@ -293,6 +296,7 @@ test_cancel(void **state)
 	struct ctl	*c = *state;
 	char		 id[32];
 
+	qtest_sqlite_only(&c->t, "mosctl --db FILE");
 	prepare(c);
 	snprintf(id, sizeof id, "%lld", (long long)c->chain[0]);
 	assert_int_equal(RUN(c, "--db", c->t.path, "job", "cancel", id),
@@ -316,6 +320,7 @@ test_stats(void **state)
 {
 	struct ctl	*c = *state;
 
+	qtest_sqlite_only(&c->t, "mosctl --db FILE");
 	prepare(c);
 	assert_int_equal(RUN(c, "--db", c->t.path, "job", "stats"), 0);
 	assert_int_equal(lines_with(c->out, "FAILED              2"), 1);
@@ -332,6 +337,7 @@ test_prune(void **state)
 {
 	struct ctl	*c = *state;
 
+	qtest_sqlite_only(&c->t, "mosctl --db FILE");
 	prepare(c);
 	assert_int_equal(RUN(c, "--db", c->t.path, "job", "prune"), 0);
 	assert_int_equal(lines_with(c->out, "pruned: 0 jobs"), 1);
@@ -351,6 +357,7 @@ test_errors(void **state)
 	struct ctl	*c = *state;
 	char		 missing[PATH_MAX + 16];
 
+	qtest_sqlite_only(&c->t, "mosctl --db FILE");
 	snprintf(missing, sizeof missing, "%s/none.db", c->t.dir);
 	assert_int_equal(RUN(c, "--db", missing, "job", "ls"), 74);
 	assert_int_equal(lines_with(c->err, "no database at"), 1);
@@ -430,6 +437,7 @@ test_init_identity(void **state)
 	size_t		 n;
 	mode_t		 old;
 
+	qtest_sqlite_only(&c->t, "mosctl --db FILE");
 	snprintf(path, sizeof path, "%s/new.db", c->t.dir);
 	old = umask(0);
 	assert_int_equal(RUN(c, "--db", path, "init"), 0);
