@@ -20,7 +20,8 @@
  * COMMIT of it fails with the code of the first error.
  *
  * Waits are bounded: a statement's answer is awaited at most the lock wait
- * (store_busy_timeout, default PG_LOCK_MS) plus PG_IO_MS; past that, or
+ * (store_busy_timeout, default PG_LOCK_MS) plus the answer timeout
+ * (store_answer_timeout, default PG_ANSWER_MS); past that, or
  * when the server goes away, the connection counts as lost (STORE_LOST),
  * the transaction with it. The next call outside a transaction connects
  * again (prepared statements are prepared again when next used, LISTENs
@@ -45,7 +46,7 @@
 #include "store/store_int.h"
 
 #define PG_LOCK_MS	60000	/* default lock wait (lock_timeout) */
-#define PG_IO_MS	30000	/* an answer's time beyond the lock wait */
+#define PG_ANSWER_MS	30000	/* an answer's time beyond the lock wait */
 #define PG_CONNECT_S	"10"	/* connect_timeout unless the dsn has one */
 #define PG_MAX_PARAMS	999	/* as SQLite's default ?NNN limit */
 #define PG_MAX_LISTEN	8
@@ -74,6 +75,7 @@ struct pg_store {
 	unsigned	 gen;		/* connection generation */
 	unsigned	 next_name;
 	int		 lock_ms;
+	int		 answer_ms;
 	bool		 readonly;
 	int		 code;
 	char		 msg[512];
@@ -185,8 +187,8 @@ pg_lost(struct pg_store *s, const char *why)
 }
 
 /*
- * Wait for the answer to what was sent, within the lock wait plus
- * PG_IO_MS. Returns the first error result, else the last result (NULL:
+ * Wait for the answer to what was sent, within the lock wait plus the
+ * answer timeout. Returns the first error result, else the last result (NULL:
  * lost, the error recorded).
  */
 static PGresult *
@@ -198,7 +200,7 @@ pg_wait(struct pg_store *s)
 	int		 left, n;
 	char		 why[256];
 
-	end = pg_now_ms() + s->lock_ms + PG_IO_MS;
+	end = pg_now_ms() + s->lock_ms + s->answer_ms;
 	for (;;) {
 		while (PQisBusy(s->conn)) {
 			left = (int)(end - pg_now_ms());
@@ -403,6 +405,7 @@ pg_open(struct store **sp, const struct store_conf *c, int flags,
 	s->base.ops = &store_pg_ops;
 	s->base.driver = STORE_POSTGRESQL;
 	s->lock_ms = PG_LOCK_MS;
+	s->answer_ms = PG_ANSWER_MS;
 	s->readonly = (flags & STORE_OPEN_READONLY) != 0;
 	/* The dsn (expanded from dbname) overrides the keywords before it. */
 	vals[0] = PG_CONNECT_S;
@@ -1215,6 +1218,13 @@ pg_notified(struct store *b)
 	return count;
 }
 
+static int
+pg_answer_timeout(struct store *b, int ms)
+{
+	PS(b)->answer_ms = ms;
+	return STORE_OK;
+}
+
 static unsigned
 pg_session_gen(struct store *b)
 {
@@ -1258,4 +1268,5 @@ const struct store_ops store_pg_ops = {
 	.notify_fd = pg_notify_fd,
 	.notified = pg_notified,
 	.session = pg_session_gen,
+	.answer_timeout = pg_answer_timeout,
 };

@@ -488,6 +488,15 @@ store_notify_fd(struct store *s)
 	return s->ops->notify_fd != NULL ? s->ops->notify_fd(s) : -1;
 }
 
+int
+store_answer_timeout(struct store *s, int ms)
+{
+	if (ms < 1)
+		return STORE_MISMATCH;
+	return s->ops->answer_timeout != NULL ? s->ops->answer_timeout(s, ms) :
+	    STORE_OK;
+}
+
 unsigned
 store_session(struct store *s)
 {

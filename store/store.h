@@ -214,6 +214,13 @@ int	 store_listen(struct store *, const char *channel);
  * settings) must then be set up again. Always 0 on SQLite.
  */
 unsigned store_session(struct store *);
+/*
+ * How long to wait for a server's answer beyond the lock wait, in ms
+ * (PostgreSQL; default 30000): past it the connection counts as lost
+ * (STORE_LOST), as when a network cut leaves it open but silent. Nothing
+ * on SQLite.
+ */
+int	 store_answer_timeout(struct store *, int ms);
 int	 store_notify_fd(struct store *);
 int	 store_notified(struct store *);
 

@@ -45,6 +45,7 @@ struct store_ops {
 	int	 (*notify_fd)(struct store *);
 	int	 (*notified)(struct store *);
 	unsigned (*session)(struct store *);
+	int	 (*answer_timeout)(struct store *, int ms);
 };
 
 struct store {

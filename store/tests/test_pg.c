@@ -8,10 +8,13 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "store/store.h"
 #include "store/tests/pgdb.h"
@@ -405,6 +408,55 @@ test_reconnect(void **state)
 	store_close(v);
 }
 
+/* Milliseconds of the monotonic clock. */
+static int64_t
+now_ms(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * A server that stops answering (its process stopped, as a network cut
+ * that leaves the connection open): STORE_LOST once the lock wait and the
+ * answer timeout have passed, then a new session when it answers again.
+ */
+static void
+test_silent(void **state)
+{
+	struct fix	*f = fix(state);
+	struct store	*v;
+	int64_t		 t0, waited;
+	unsigned	 gen;
+	pid_t		 pid;
+	int		 rc;
+
+	assert_non_null(v = pg_connect(f, 0));
+	assert_int_equal(store_busy_timeout(v, 100), STORE_OK);
+	assert_int_equal(store_answer_timeout(v, 400), STORE_OK);
+	assert_int_equal(store_answer_timeout(v, 0), STORE_MISMATCH);
+	gen = store_session(v);
+	pid = (pid_t)atol(q1(v, "SELECT pg_backend_pid()"));
+	if (kill(pid, SIGSTOP) != 0) {
+		printf("SKIP: cannot stop the server's process %ld: %s\n",
+		    (long)pid, strerror(errno));
+		store_close(v);
+		skip();
+	}
+	t0 = now_ms();
+	rc = store_exec(v, "SELECT 1");
+	waited = now_ms() - t0;
+	kill(pid, SIGCONT);
+	assert_int_equal(rc, STORE_LOST);
+	assert_non_null(strstr(store_errmsg(v), "no answer in time"));
+	assert_true(waited >= 500);
+	assert_int_equal(store_exec(v, "SELECT 1"), STORE_OK);
+	assert_int_equal(store_session(v), gen + 1);
+	store_close(v);
+}
+
 /* Wait (at most 20 s) until fd is readable; then what store_notified says. */
 static int
 wait_notified(struct store *s)
@@ -469,6 +521,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_reconnect, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_notify, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_silent, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("store_pg", tests, NULL, NULL);
