@@ -635,7 +635,7 @@ pg_rewrite(struct pg_store *s, const char *sql, bool *used, int *nparams)
 	long		 n;
 	int		 max = 0;
 
-	if ((out = malloc(strlen(sql) * 2 + 16)) == NULL) {
+	if ((out = malloc(strlen(sql) * 4 + 16)) == NULL) {
 		pg_fail(s, STORE_NOMEM, "out of memory");
 		return NULL;
 	}

@@ -178,6 +178,8 @@ test_placeholders(void **state)
 {
 	struct fix		*f = fix(state);
 	struct store_stmt	*st;
+	char			 many[700];
+	int			 i;
 
 	/* ?3 and ?1 used, ?2 bound but unused (as SQLite allows) */
 	assert_int_equal(store_prepare(f->s, "SELECT ?3 || '?' || \"?\" || "
@@ -207,6 +209,17 @@ test_placeholders(void **state)
 	assert_int_equal(store_prepare(f->s, "SELECT ?0", 0, &st),
 	    STORE_ERROR);
 	assert_null(st);
+
+	/* 300 bare ?: "$300," is 2.5 times as long as "?," */
+	strcpy(many, "SELECT coalesce(?");
+	for (i = 1; i < 300; i++)
+		strcat(many, ",?");
+	strcat(many, ")");
+	assert_int_equal(store_prepare(f->s, many, 0, &st), STORE_OK);
+	store_bind_text(st, 300, "last", -1);
+	assert_int_equal(store_step(st), STORE_ROW);
+	assert_string_equal(store_column_text(st, 0), "last");
+	store_finalize(st);
 }
 
 /* Booleans and numbers read as SQLite would give them. */
