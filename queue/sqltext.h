@@ -45,8 +45,8 @@
 	"CASE WHEN ?3 > 0 THEN ?3 ELSE queue_lease_ms(kind) END, " \
 	"updated = ?2 WHERE id IN "
 #define BLOCKED_NOW \
-	"coalesce((SELECT CASE WHEN p.state <> 2 THEN 1 ELSE 0 END FROM jobs p " \
-	"WHERE p.id = jobs.after_job), 0)"
+	"coalesce((SELECT CASE WHEN p.state <> 2 THEN 1 ELSE 0 END " \
+	"FROM jobs p WHERE p.id = jobs.after_job), 0)"
 #define RETRY_STATE(permanent) \
 	"CASE WHEN " permanent "attempts >= max_attempts THEN 3 ELSE 0 END"
 #define RETRY_AT(permanent, now) \

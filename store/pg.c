@@ -90,7 +90,7 @@ struct pg_stmt {
 	struct store_stmt	 base;
 	char			 name[24];
 	char			*sql;		/* with $N placeholders */
-	unsigned		 gen;		/* prepared on this generation */
+	unsigned		 gen;		/* prepared in this session */
 	int			 nparams;
 	Oid			*types;
 	struct pg_param		*params;
@@ -98,7 +98,7 @@ struct pg_stmt {
 	PGresult		*desc;		/* its description, lazily */
 	int			 row;		/* current row; -1 before */
 	bool			 done;
-	int			 bcol_row;	/* row of the decoded bytea cache */
+	int			 bcol_row;	/* row of the bytea cache */
 	unsigned char		**bcol;
 	size_t			*bcol_len;
 	int			 ncols;		/* size of bcol */

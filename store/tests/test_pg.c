@@ -195,7 +195,8 @@ test_placeholders(void **state)
 	store_finalize(st);
 
 	/* bare ? count up from the highest so far */
-	assert_int_equal(store_prepare(f->s, "SELECT 0 + ? + ?, 0 + ?5 - ?", 0, &st),
+	assert_int_equal(store_prepare(f->s, "SELECT 0 + ? + ?, 0 + ?5 - ?", 0,
+	    &st),
 	    STORE_OK);
 	store_bind_int(st, 1, 1);
 	store_bind_int(st, 2, 2);
