@@ -405,8 +405,9 @@ queue_stats(struct queue *q, struct queue_stats *out)
 
 	memset(out, 0, sizeof *out);
 	/* One snapshot for the three reads (a read transaction, no lock). */
-	own = q->depth == 0 && store_exec(q->db, "BEGIN") ==
-	    STORE_OK;
+	own = q->depth == 0 && store_exec(q->db, store_driver(q->db) ==
+	    STORE_POSTGRESQL ? "BEGIN ISOLATION LEVEL REPEATABLE READ" :
+	    "BEGIN") == STORE_OK;
 	for (i = 0; i < sizeof st / sizeof *st && rc == QUEUE_OK; i++)
 		rc = queue_stats_rows(q, st[i], out);
 	if (own)

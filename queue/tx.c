@@ -99,7 +99,7 @@ static void
 queue_tx_abort(struct queue *q)
 {
 	if (store_in_tx(q->db))
-		store_exec(q->db, "ROLLBACK");
+		store_rollback(q->db);
 }
 
 /*
@@ -193,6 +193,22 @@ queue_tx_leave_savepoint(struct queue *q, int rc)
 	return rc;
 }
 
+/*
+ * COMMIT. On PostgreSQL through the store, which reports a transaction an
+ * earlier error aborted (its COMMIT rolls back) as the failure it is.
+ */
+static int
+queue_tx_commit_top(struct queue *q)
+{
+	int	rc;
+
+	if (store_driver(q->db) != STORE_POSTGRESQL)
+		return queue_sql_exec(q, ST_COMMIT, "commit");
+	if ((rc = store_commit(q->db)) != STORE_OK)
+		return queue_err(q, rc, "commit");
+	return QUEUE_OK;
+}
+
 /* Leave the outer level: COMMIT when rc >= 0, else ROLLBACK. */
 static int
 queue_tx_leave_top(struct queue *q, int rc)
@@ -207,8 +223,7 @@ queue_tx_leave_top(struct queue *q, int rc)
 		if (!store_in_tx(q->db))
 			rc = queue_errx(q, QUEUE_EIO, "the transaction was "
 			    "rolled back by an earlier error");
-		else if ((rc2 = queue_sql_exec(q, ST_COMMIT, "commit")) !=
-		    QUEUE_OK)
+		else if ((rc2 = queue_tx_commit_top(q)) != QUEUE_OK)
 			rc = rc2;
 	}
 	if (rc < 0)

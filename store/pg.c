@@ -41,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "store/store_int.h"
@@ -108,6 +109,8 @@ struct pg_stmt {
 #define PST(st)	((struct pg_stmt *)(void *)(st))
 
 static int	pg_exec(struct store *, const char *);
+static int	pg_commit(struct store *);
+static int	pg_rollback(struct store *);
 
 /* Record an error: code and words. */
 static int
@@ -503,6 +506,11 @@ pg_exec(struct store *b, const char *sql)
 	PGresult	*r;
 	int		 rc;
 
+	/* Ending a transaction the lost session took with it. */
+	if (s->lost && s->tx_lost && (strcasecmp(sql, "ROLLBACK") == 0 ||
+	    strcasecmp(sql, "COMMIT") == 0))
+		return strcasecmp(sql, "ROLLBACK") == 0 ? pg_rollback(b) :
+		    pg_commit(b);
 	if ((rc = pg_ready(s)) != STORE_OK)
 		return rc;
 	rc = pg_answer(s, PQsendQuery(s->conn, sql), &r);

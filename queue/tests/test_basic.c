@@ -549,6 +549,46 @@ test_wake(void **state)
 	queue_close(other);
 }
 
+/*
+ * PostgreSQL: the queue's session ends (a restart, a failover): the call
+ * that finds out fails, the next one works in a new session, with the
+ * kind's policy loaded there again.
+ */
+static void
+test_lost_session(void **state)
+{
+	struct qtest		*t = *state;
+	struct queue_policy	 p = { .lease_ms = 7000 };
+	struct store_conf	 c = { STORE_POSTGRESQL, NULL, t->pg.dsn };
+	struct store		*adm;
+	struct queue_job	 j;
+	size_t			 n = 0;
+	char			*err = NULL;
+	int			 rc;
+
+	if (t->driver != STORE_POSTGRESQL) {
+		printf("SKIP: PostgreSQL only: a server session that ends\n");
+		skip();
+	}
+	assert_int_equal(queue_set_policy(t->q, "publish", &p), QUEUE_OK);
+	qtest_put(t->q, "a", "publish", 5);
+	assert_int_equal(store_open(&adm, &c, 0, &err), STORE_OK);
+	assert_int_equal(store_exec(adm, "SELECT pg_terminate_backend(pid) "
+	    "FROM pg_stat_activity WHERE datname = current_database() AND "
+	    "pid <> pg_backend_pid()"), STORE_OK);
+	store_close(adm);
+	rc = queue_claim(t->q, "a", "w1", 0, &j, 1, &n);
+	if (rc != QUEUE_OK) {
+		assert_int_equal(rc, QUEUE_EIO);
+		assert_non_null(strstr(queue_errmsg(t->q), "lost"));
+		qtest_claim1(t->q, "a", &j);
+	} else
+		assert_int_equal(n, 1);
+	assert_int_equal(j.lease_until_ms, t->now + 7000);
+	assert_int_equal(queue_complete(t->q, j.id, j.lease_gen), QUEUE_OK);
+	queue_job_clear(&j);
+}
+
 int
 main(void)
 {
@@ -572,6 +612,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_bad_input,
 		    qtest_setup, qtest_teardown),
 		cmocka_unit_test_setup_teardown(test_wake, qtest_setup,
+		    qtest_teardown),
+		cmocka_unit_test_setup_teardown(test_lost_session, qtest_setup,
 		    qtest_teardown),
 		cmocka_unit_test_setup_teardown(test_payload,
 		    qtest_setup, qtest_teardown),

@@ -416,6 +416,13 @@ test_reconnect(void **state)
 	    STORE_LOST);
 	assert_int_equal(store_rollback(v), STORE_OK);
 	assert_false(store_in_tx(v));
+	/* ended by SQL text too */
+	assert_int_equal(store_begin(v, STORE_TX_WRITE), STORE_OK);
+	kill_session(f, v);
+	assert_int_equal(store_exec(v, "SELECT 1"), STORE_LOST);
+	assert_true(store_in_tx(v));
+	assert_int_equal(store_exec(v, "ROLLBACK"), STORE_OK);
+	assert_false(store_in_tx(v));
 	assert_int_equal(store_step(st), STORE_ROW);
 	assert_int_equal(store_column_int(st, 0), 0);
 	store_finalize(st);
