@@ -4,17 +4,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gateway/gateway.h"
 #include "tools/mosctl.h"
 #include "tools/mosctl_api.h"
 
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: mosctl [--db FILE] [--json] [--sync full|normal] NOUN VERB [ARGS]\n"
+	fprintf(f, "usage: mosctl [--db FILE | -c CONFIG] [--json] [--sync full|normal] NOUN VERB [ARGS]\n"
 	    "       mosctl --url URL --token-file FILE [--cacert FILE] [--json] "
 	    "NOUN VERB [ARGS]\n"
 	    "  --db FILE (or MOSGW_DB): work on the database file (also while "
 	    "the daemon is down)\n"
+	    "  -c CONFIG (--config): the database of the daemon's configuration "
+	    "(its [database], SQLite or PostgreSQL)\n"
 	    "  --url URL (or MOSGW_URL), --token-file FILE (or "
 	    "MOSGW_TOKEN_FILE): the daemon's HTTP API\n"
 	    "  --json (before the noun or after the verb, for every noun): one "
@@ -28,6 +31,48 @@ usage(FILE *f)
 	mosctl_status_usage(f);
 	fprintf(f, "\nexit status: 0 ok, 1 operation failed (status: a link not "
 	    "up), 64 usage, 69 API unreachable or failing, 74 database error\n");
+}
+
+static int db_main(struct mosctl *, int, char **);
+
+/*
+ * -c CONFIG: the database of the daemon's configuration, whichever its
+ * driver; for PostgreSQL the messages name the dsn without a password.
+ */
+static int
+config_main(struct mosctl *ctl, int argc, char **argv)
+{
+	struct gw_config	*cfg;
+	char			*errs = NULL, *where = NULL;
+	int			 rc;
+
+	if (ctl->db != NULL || ctl->url != NULL) {
+		fprintf(stderr, "mosctl: -c CONFIG names the database; --db "
+		    "and --url cannot come with it\n");
+		return MOSCTL_EXIT_USAGE;
+	}
+	if ((cfg = config_load(ctl->config, &errs)) == NULL) {
+		fprintf(stderr, "mosctl: %s", errs != NULL ? errs :
+		    "cannot read the configuration\n");
+		free(errs);
+		return MOSCTL_EXIT_USAGE;
+	}
+	free(errs);
+	ctl->driver = cfg->db_driver;
+	if (cfg->db_driver == STORE_POSTGRESQL) {
+		ctl->dsn = cfg->db_dsn;
+		ctl->db = where = store_dsn_redact(cfg->db_dsn);
+		if (where == NULL) {
+			fprintf(stderr, "mosctl: out of memory\n");
+			config_free(cfg);
+			return MOSCTL_EXIT_FAIL;
+		}
+	} else
+		ctl->db = cfg->db_path;
+	rc = db_main(ctl, argc, argv);
+	free(where);
+	config_free(cfg);
+	return rc;
 }
 
 /* Run the verb named by argv[0] from a NULL-terminated table. */
@@ -107,6 +152,7 @@ main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "db", required_argument, NULL, 'd' },
+		{ "config", required_argument, NULL, 'c' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "sync", required_argument, NULL, 's' },
 		{ "url", required_argument, NULL, 'U' },
@@ -119,15 +165,14 @@ main(int argc, char **argv)
 	const char	*env;
 	int		 c;
 
-	if ((env = getenv("MOSGW_DB")) != NULL && *env != '\0')
-		ctl.db = env;
-	if ((env = getenv("MOSGW_URL")) != NULL && *env != '\0')
-		ctl.url = env;
 	if ((env = getenv("MOSGW_TOKEN_FILE")) != NULL && *env != '\0')
 		ctl.token_file = env;
 	/* "+": stop at the first non-option so nouns keep their own options. */
-	while ((c = getopt_long(argc, argv, "+d:jh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+c:d:jh", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'c':
+			ctl.config = optarg;
+			break;
 		case 'd':
 			ctl.db = optarg;
 			break;
@@ -161,6 +206,13 @@ main(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
+	/* defaults from the environment, unless -c names the database */
+	if (ctl.config == NULL && ctl.db == NULL &&
+	    (env = getenv("MOSGW_DB")) != NULL && *env != '\0')
+		ctl.db = env;
+	if (ctl.config == NULL && ctl.url == NULL &&
+	    (env = getenv("MOSGW_URL")) != NULL && *env != '\0')
+		ctl.url = env;
 	if (argc < 1) {
 		usage(stderr);
 		return MOSCTL_EXIT_USAGE;
@@ -170,6 +222,8 @@ main(int argc, char **argv)
 		    "and an API (--url or MOSGW_URL) are given: choose one\n");
 		return MOSCTL_EXIT_USAGE;
 	}
+	if (ctl.config != NULL)
+		return config_main(&ctl, argc, argv);
 	if (ctl.url != NULL)
 		return api_main(&ctl, argc, argv);
 	if (strcmp(argv[0], "status") == 0 || strcmp(argv[0], "links") == 0 ||
@@ -179,22 +233,29 @@ main(int argc, char **argv)
 		    "MOSGW_TOKEN_FILE)\n", argv[0]);
 		return MOSCTL_EXIT_USAGE;
 	}
-	if (ctl.db == NULL) {
+	return db_main(&ctl, argc, argv);
+}
+
+/* The commands on the database named by ctl->db (and driver, dsn). */
+static int
+db_main(struct mosctl *ctl, int argc, char **argv)
+{
+	if (ctl->db == NULL) {
 		fprintf(stderr, "mosctl: no database: give --db FILE (or set "
 		    "MOSGW_DB), or --url URL and --token-file FILE for the "
 		    "daemon's API\n");
 		return MOSCTL_EXIT_USAGE;
 	}
 	if (strcmp(argv[0], "init") == 0)
-		return mosctl_init(&ctl, argc - 1, argv + 1);
+		return mosctl_init(ctl, argc - 1, argv + 1);
 	if (strcmp(argv[0], "job") == 0)
-		return mosctl_job(&ctl, argc - 1, argv + 1);
+		return mosctl_job(ctl, argc - 1, argv + 1);
 	if (strcmp(argv[0], "asset") == 0)
-		return mosctl_asset(&ctl, argc - 1, argv + 1);
+		return mosctl_asset(ctl, argc - 1, argv + 1);
 	if (strcmp(argv[0], "history") == 0)
-		return mosctl_history(&ctl, argc - 1, argv + 1);
+		return mosctl_history(ctl, argc - 1, argv + 1);
 	if (strcmp(argv[0], "ro") == 0)
-		return mosctl_ro(&ctl, argc - 1, argv + 1);
+		return mosctl_ro(ctl, argc - 1, argv + 1);
 	fprintf(stderr, "mosctl: unknown command '%s'\n", argv[0]);
 	usage(stderr);
 	return MOSCTL_EXIT_USAGE;

@@ -16,7 +16,10 @@
 struct mosctl_api;
 
 struct mosctl {
-	const char	*db;		/* --db FILE */
+	const char	*db;		/* --db FILE (or the config's, named) */
+	const char	*config;	/* -c CONFIG: the daemon's configuration */
+	int		 driver;	/* enum store_driver of the database */
+	const char	*dsn;		/* postgresql: from the configuration */
 	const char	*url;		/* --url URL: over the HTTP API */
 	const char	*token_file;	/* --token-file FILE */
 	const char	*cacert;	/* --cacert FILE (https) */

@@ -55,7 +55,9 @@ mosctl_gwdb_open(struct mosctl *ctl)
 	int			 rc;
 
 	memset(&o, 0, sizeof o);
+	o.driver = (enum store_driver)ctl->driver;
 	o.path = ctl->db;
+	o.dsn = ctl->dsn;
 	o.sync_normal = ctl->sync_normal;
 	o.must_exist = true;
 	if ((rc = gwdb_open(&g, &o, &err)) != QUEUE_OK) {
@@ -90,6 +92,12 @@ mosctl_init(struct mosctl *ctl, int argc, char **argv)
 	(void)argv;
 	if (argc != 0) {
 		fprintf(ctl->err, "usage: mosctl --db FILE init\n");
+		return MOSCTL_EXIT_USAGE;
+	}
+	if (ctl->driver == STORE_POSTGRESQL) {
+		fprintf(ctl->err, "mosctl: init makes a database file; on "
+		    "PostgreSQL mosgw makes its tables in the database it is "
+		    "given\n");
 		return MOSCTL_EXIT_USAGE;
 	}
 	if (access(ctl->db, F_OK) == 0) {

@@ -787,6 +787,7 @@ int
 mosctl_job(struct mosctl *ctl, int argc, char **argv)
 {
 	struct queue_opts	 o = { .path = ctl->db, .must_exist = true,
+	    .driver = (enum store_driver)ctl->driver, .dsn = ctl->dsn,
 	    .sync_normal = ctl->sync_normal,
 	    .application_id = GWDB_APPLICATION_ID };
 	struct job_cmd		 cmd;
