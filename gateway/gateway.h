@@ -416,8 +416,7 @@ enum gwdb_stmt {
 	ST_NCS_PUBLISH,
 	ST_DELIVERY_GET,
 	ST_DELIVERY_PUT,
-	ST_MSGID_GET,
-	ST_MSGID_PUT,
+	ST_MSGID_TAKE,
 	ST_HISTORY_ADD,
 	ST_FTS_KEY,		/* the search index (schema 3) */
 	ST_FTS_DEL,
@@ -535,19 +534,33 @@ int	 gwdb_rc(int store_rc);
 /* Run one statement to completion (no rows expected). Returns a queue_rc. */
 int	 gwdb_exec_stmt(struct gwdb *, struct store_stmt *);
 const char *gwdb_errmsg(struct gwdb *);
+/* Is the database PostgreSQL (its dialect, gwdb_pg.c)? */
+bool	 gwdb_is_pg(struct gwdb *);
 /* Record the configured NCSs (one transaction): ncs table, enabled flags. */
 int	 gwdb_sync_ncs(struct gwdb *, const struct gw_config *);
 /*
  * The daemon's own bookkeeping (completions, claims, history) need not
  * survive a power loss: a lost completion means a resend with the same
  * objRev. With relaxed on, this connection commits with synchronous=NORMAL
- * and gwdb_durable() brackets the commits that must be FULL (messageID
- * blocks). Call outside a transaction.
+ * (PostgreSQL: synchronous_commit off) and gwdb_durable() brackets the
+ * commits that must be FULL (messageID blocks). Call outside a transaction.
  */
 int	 gwdb_relax(struct gwdb *, bool);
 int	 gwdb_durable(struct gwdb *, bool on);
 int	 gwdb_meta_get(struct gwdb *, const char *key, int64_t *val);
 int	 gwdb_meta_put(struct gwdb *, const char *key, int64_t val);
+
+/* The columns of the assets table, in the order catalog_row reads them. */
+#define GWDB_ASSET_COLS \
+	"obj_id, slug, type, tb, dur, rev, air, status, abstract," \
+	" description, obj_group, created_by, created, changed_by, changed," \
+	" deleted"
+
+/* gwdb_pg.c: the same tables and statements in the PostgreSQL dialect. */
+/* Entry i takes the schema from version i to i + 1 (as gwdb.c's). */
+extern const char *const gwdb_pg_migrations[GWDB_SCHEMA_VERSION];
+/* The statements whose SQLite text does not run there (NULL: it does). */
+extern const char *const gwdb_pg_sql[ST__COUNT];
 
 /* ------------------------------------------------------------------------ */
 /* catalog.c: the asset catalog, and the mosObj built from a row. */
@@ -602,6 +615,12 @@ struct catalog_asset {
 
 /* The search rank: bm25 with the slug weighing most (lower ranks first). */
 #define GWDB_RANK	"bm25(asset_fts, 10.0, 4.0, 2.0, 1.0)"
+/*
+ * The same on PostgreSQL (asset_fts.tsv matched against the tsquery q):
+ * ts_rank with the weights of the slug, abstract, description and metadata
+ * in the same proportions, negated so that lower ranks first too.
+ */
+#define GWDB_PG_RANK	"-ts_rank('{0.1, 0.2, 0.4, 1.0}', tsv, q)"
 
 /* The columns catalog_row reads, from the assets table as "a". */
 #define CATALOG_COLS \
@@ -919,6 +938,8 @@ struct msgid {
 	enum gw_port		 port;
 	int32_t			 next;
 	int32_t			 remaining;	/* ids reserved from next on */
+	int32_t			 then;		/* a block not after next's: */
+	int32_t			 then_n;	/* its first id, its count */
 	int32_t			 block;
 	struct dbw		*dbw;		/* reserves ahead, if set */
 	struct msgid_ahead	*ahead;		/* the block being stored */

@@ -352,7 +352,9 @@ gw_housekeeping_cb(evutil_socket_t fd, short ev, void *arg)
 	(void)ev;
 	if (gw->stopping || gw->db_lost)
 		return;
-	if ((why = gwdb_hold_lost(&gw->hold, gw->cfg->db_path)) != NULL) {
+	/* a file only: PostgreSQL has no file to lose */
+	if (gw->hold.fd != -1 &&
+	    (why = gwdb_hold_lost(&gw->hold, gw->cfg->db_path)) != NULL) {
 		gw_db_lost(gw, why);
 		return;
 	}
@@ -453,7 +455,7 @@ static int
 gw_open_db(struct gw *gw, char **cause)
 {
 	struct gwdb_opts	 o;
-	char			*err = NULL, *dir, *d;
+	char			*err = NULL, *dir, *d, *dsn, where[512];
 	int64_t			 v = 1, t0;
 	size_t			 n = 0, len;
 
@@ -464,6 +466,14 @@ gw_open_db(struct gw *gw, char **cause)
 	o.sync_normal = gw->cfg->sync_normal != 0;
 	o.busy_ms = (int)gw->cfg->busy_ms;
 	o.check = gw->cfg->start_check;
+	/* what messages name: the file, or the dsn without a password */
+	if (o.driver == STORE_POSTGRESQL) {
+		dsn = store_dsn_redact(o.dsn);
+		snprintf(where, sizeof where, "%s", dsn != NULL ? dsn : "?");
+		free(dsn);
+		goto open;
+	}
+	snprintf(where, sizeof where, "%s", o.path);
 	/* its own directory is made when missing (mosgw -n checked the parent) */
 	dir = xstrdup(o.path);
 	d = dirname(dir);
@@ -484,21 +494,22 @@ gw_open_db(struct gw *gw, char **cause)
 		free(err);
 		return -1;
 	}
+open:
 	t0 = util_mono_ms();
 	if (gwdb_open(&gw->db, &o, &err) != QUEUE_OK) {
 		/* the queue's message may name the file already */
-		len = strlen(o.path);
-		if (err != NULL && strncmp(err, o.path, len) == 0 &&
+		len = strlen(where);
+		if (err != NULL && strncmp(err, where, len) == 0 &&
 		    err[len] == ':')
 			xasprintf(cause, "database %s", err);
 		else
-			xasprintf(cause, "database %s: %s", o.path, err != NULL ?
+			xasprintf(cause, "database %s: %s", where, err != NULL ?
 			    err : "?");
 		free(err);
 		return -1;
 	}
 	log_event(LL_INFO, "db.open", "db=%s check=%s ms=%lld",
-	    log_q(o.path), o.check ? "ok" : "off",
+	    log_q(where), o.check ? "ok" : "off",
 	    (long long)(util_mono_ms() - t0));
 	o.check = false;
 	/*
@@ -508,7 +519,7 @@ gw_open_db(struct gw *gw, char **cause)
 	if (queue_release_orphans(gw->db->q, GW_WORKER_PREFIX, NULL, &n) !=
 	    QUEUE_OK) {
 		xasprintf(cause, "database %s: cannot take back the jobs of "
-		    "the previous run: %s", o.path, queue_errmsg(gw->db->q));
+		    "the previous run: %s", where, queue_errmsg(gw->db->q));
 		return -1;
 	}
 	if (n > 0)
@@ -516,7 +527,7 @@ gw_open_db(struct gw *gw, char **cause)
 		    log_q("claimed by the previous run, back in the queue"));
 	if (!o.sync_normal && gwdb_relax(gw->db, true) != QUEUE_OK) {
 		xasprintf(cause, "database %s: cannot set synchronous: %s",
-		    o.path, gwdb_errmsg(gw->db));
+		    where, gwdb_errmsg(gw->db));
 		return -1;
 	}
 	if ((gw->ckpt = ckpt_new(o.path, o.sync_normal, &err)) == NULL) {
@@ -529,7 +540,7 @@ gw_open_db(struct gw *gw, char **cause)
 	o.ckpt_fn = ckpt_poke;
 	o.ckpt_arg = gw->ckpt;
 	if ((gw->dbw = dbw_new(gw->base, &o, !o.sync_normal, &err)) == NULL) {
-		xasprintf(cause, "database %s: %s", o.path, err != NULL ? err :
+		xasprintf(cause, "database %s: %s", where, err != NULL ? err :
 		    "?");
 		free(err);
 		return -1;
@@ -539,7 +550,7 @@ gw_open_db(struct gw *gw, char **cause)
 	dbw_set_after(gw->dbw, gw_db_after, gw);
 	if (gwdb_sync_ncs(gw->db, gw->cfg) != QUEUE_OK) {
 		xasprintf(cause, "database %s: cannot record the NCS list: %s",
-		    o.path, gwdb_errmsg(gw->db));
+		    where, gwdb_errmsg(gw->db));
 		return -1;
 	}
 	if (gwdb_meta_get(gw->db, "conn_next", &v) != QUEUE_OK || v < 1)

@@ -192,18 +192,14 @@ static const char *const *const gwdb_migrations[] = { &gwdb_schema_v1,
 _Static_assert(nitems(gwdb_migrations) == GWDB_SCHEMA_VERSION,
     "one migration per schema version");
 
-#define ASSET_COLS \
-	"obj_id, slug, type, tb, dur, rev, air, status, abstract," \
-	" description, obj_group, created_by, created, changed_by, changed," \
-	" deleted"
-
 static const char *const gwdb_sql[ST__COUNT] = {
-	[ST_ASSET_GET] = "SELECT " ASSET_COLS " FROM assets WHERE obj_id = ?1",
+	[ST_ASSET_GET] = "SELECT " GWDB_ASSET_COLS " FROM assets"
+	    " WHERE obj_id = ?1",
 	[ST_ASSET_PATHS] = "SELECT kind, tech, url FROM asset_paths"
 	    " WHERE obj_id = ?1 ORDER BY seq",
 	[ST_ASSET_META] = "SELECT scope, schema, payload FROM asset_meta"
 	    " WHERE obj_id = ?1 ORDER BY seq",
-	[ST_ASSET_UPSERT] = "INSERT INTO assets(" ASSET_COLS ")"
+	[ST_ASSET_UPSERT] = "INSERT INTO assets(" GWDB_ASSET_COLS ")"
 	    " VALUES(?1, ?2, ?3, ?4, ?5, 1, ?6, 'NEW', ?7, ?8, ?9, ?10, ?11,"
 	    " ?10, ?11, 0)"
 	    " ON CONFLICT(obj_id) DO UPDATE SET slug = excluded.slug,"
@@ -211,12 +207,14 @@ static const char *const gwdb_sql[ST__COUNT] = {
 	    " air = excluded.air, abstract = excluded.abstract,"
 	    " description = excluded.description,"
 	    " obj_group = excluded.obj_group,"
-	    " rev = CASE WHEN rev >= 999 THEN 1 ELSE rev + 1 END,"
-	    " status = CASE WHEN deleted THEN 'NEW' ELSE 'UPDATED' END,"
-	    " created_by = CASE WHEN deleted THEN excluded.created_by"
-	    "  ELSE created_by END,"
-	    " created = CASE WHEN deleted THEN excluded.created ELSE created "
-	    "END, changed_by = excluded.changed_by, changed = excluded.changed,"
+	    " rev = CASE WHEN assets.rev >= 999 THEN 1 ELSE assets.rev + 1 END,"
+	    " status = CASE WHEN assets.deleted <> 0 THEN 'NEW'"
+	    "  ELSE 'UPDATED' END,"
+	    " created_by = CASE WHEN assets.deleted <> 0"
+	    "  THEN excluded.created_by ELSE assets.created_by END,"
+	    " created = CASE WHEN assets.deleted <> 0 THEN excluded.created"
+	    "  ELSE assets.created END,"
+	    " changed_by = excluded.changed_by, changed = excluded.changed,"
 	    " deleted = 0 RETURNING rev",
 	[ST_ASSET_PATHS_DEL] = "DELETE FROM asset_paths WHERE obj_id = ?1",
 	[ST_ASSET_META_DEL] = "DELETE FROM asset_meta WHERE obj_id = ?1",
@@ -228,8 +226,8 @@ static const char *const gwdb_sql[ST__COUNT] = {
 	    " rev = CASE WHEN rev >= 999 THEN 1 ELSE rev + 1 END,"
 	    " changed_by = ?2, changed = ?3"
 	    " WHERE obj_id = ?1 AND deleted = 0 RETURNING rev",
-	[ST_ASSET_LIST] = "SELECT " ASSET_COLS " FROM assets"
-	    " WHERE obj_id > ?1 AND (deleted = 0 OR ?2) ORDER BY obj_id"
+	[ST_ASSET_LIST] = "SELECT " GWDB_ASSET_COLS " FROM assets"
+	    " WHERE obj_id > ?1 AND (deleted = 0 OR ?2 <> 0) ORDER BY obj_id"
 	    " LIMIT ?3",
 	[ST_NCS_PUBLISH] = "SELECT name, max_attempts FROM ncs"
 	    " WHERE enabled = 1 AND publish = 1 ORDER BY name",
@@ -240,11 +238,12 @@ static const char *const gwdb_sql[ST__COUNT] = {
 	    " VALUES(?1, ?2, ?3, ?4, ?5) ON CONFLICT(ncs, obj_id) DO UPDATE"
 	    " SET rev = excluded.rev, status = excluded.status,"
 	    " t_ms = excluded.t_ms",
-	[ST_MSGID_GET] = "SELECT reserved_upto FROM msgid"
-	    " WHERE ncs = ?1 AND port = ?2",
-	[ST_MSGID_PUT] = "INSERT INTO msgid(ncs, port, reserved_upto)"
+	/* the block of ?3 ids after the stored one (none or a bad value: 0) */
+	[ST_MSGID_TAKE] = "INSERT INTO msgid(ncs, port, reserved_upto)"
 	    " VALUES(?1, ?2, ?3) ON CONFLICT(ncs, port) DO UPDATE"
-	    " SET reserved_upto = excluded.reserved_upto",
+	    " SET reserved_upto = CASE WHEN msgid.reserved_upto BETWEEN 0"
+	    " AND 2147483647 THEN (msgid.reserved_upto + ?3 - 1) % 2147483647"
+	    " + 1 ELSE ?3 END RETURNING reserved_upto",
 	[ST_HISTORY_ADD] = "INSERT INTO history(t_ms, ncs, port, dir, conn,"
 	    " message_id, type, outcome, xml)"
 	    " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
@@ -325,9 +324,10 @@ static const char *const gwdb_sql[ST__COUNT] = {
 	    " changed,"
 	    " (SELECT count(*) FROM ro_story s WHERE s.ro = r.id),"
 	    " (SELECT count(*) FROM ro_item i WHERE i.ro = r.id)"
-	    " FROM ro r WHERE ?1 IS NULL OR ncs = ?1 ORDER BY ncs, ro_id",
+	    " FROM ro r WHERE CAST(?1 AS TEXT) IS NULL OR ncs = ?1"
+	    " ORDER BY ncs, ro_id",
 	[ST_RO_CONFIRM] = "UPDATE ro SET confirmed = ?3"
-	    " WHERE ncs = ?1 AND (?2 IS NULL OR ro_id = ?2)",
+	    " WHERE ncs = ?1 AND (CAST(?2 AS TEXT) IS NULL OR ro_id = ?2)",
 	[ST_RO_USAGE] = "SELECT r.ncs, r.ro_id, i.story_id, i.item_id,"
 	    " i.slug, i.channel FROM ro_item i JOIN ro r ON r.id = i.ro"
 	    " JOIN ro_story s ON s.ro = i.ro AND s.story_id = i.story_id"
@@ -354,16 +354,17 @@ static const char *const gwdb_sql[ST__COUNT] = {
 	    " ORDER BY s.ncs",
 	[ST_SYNC_WAITING] = "SELECT count(*) FROM (SELECT 1 FROM jobs"
 	    " WHERE lane = ?1 AND state = 0 AND blocked = 0 AND priority = ?2"
-	    " LIMIT ?3)",
+	    " LIMIT ?3) w",
 	[ST_SYNC_NEXT] = "SELECT obj_id FROM assets"
 	    " WHERE obj_id > ?1 AND deleted = 0 ORDER BY obj_id LIMIT ?2",
-	[ST_SYNC_SKIP] = "SELECT EXISTS(SELECT 1 FROM delivery"
+	[ST_SYNC_SKIP] = "SELECT CASE WHEN EXISTS(SELECT 1 FROM delivery"
 	    " WHERE ncs = ?1 AND obj_id = ?2) OR EXISTS(SELECT 1 FROM jobs"
-	    " WHERE coalesce_key = ?3 AND state = 0)",
+	    " WHERE coalesce_key = ?3 AND state = 0) THEN 1 ELSE 0 END",
 	[ST_SYNC_MOVE] = "UPDATE ncs_sync SET after_obj = ?2,"
 	    " queued = queued + ?3,"
-	    " state = CASE WHEN ?4 THEN 'done' ELSE state END,"
-	    " finished = CASE WHEN ?4 THEN ?5 ELSE finished END WHERE ncs = ?1",
+	    " state = CASE WHEN ?4 <> 0 THEN 'done' ELSE state END,"
+	    " finished = CASE WHEN ?4 <> 0 THEN ?5 ELSE finished END"
+	    " WHERE ncs = ?1",
 	[ST_EVENTS_ADD] = "INSERT INTO events(t_ms, type, data)"
 	    " VALUES(?1, ?2, ?3)",
 	[ST_EVENTS_READ] = "SELECT id, t_ms, type, data, hook FROM events"
@@ -371,8 +372,9 @@ static const char *const gwdb_sql[ST__COUNT] = {
 	[ST_EVENTS_HEAD] = "SELECT coalesce((SELECT seq FROM sqlite_sequence"
 	    " WHERE name = 'events'), 0), coalesce((SELECT value FROM gw_meta"
 	    " WHERE key = 'events_pruned'), 0)",
-	[ST_RO_ANSWER_GET] = "SELECT digest, items, id = (SELECT max(id)"
-	    " FROM ro_answer WHERE ncs = ?1) FROM ro_answer"
+	[ST_RO_ANSWER_GET] = "SELECT digest, items, CASE WHEN id = (SELECT"
+	    " max(id) FROM ro_answer WHERE ncs = ?1) THEN 1 ELSE 0 END"
+	    " FROM ro_answer"
 	    " WHERE ncs = ?1 AND port = ?2 AND message_id = ?3 AND t_ms >= ?4",
 	[ST_RO_ANSWER_PUT] = "INSERT OR REPLACE INTO ro_answer(ncs, port,"
 	    " message_id, digest, t_ms, items)"
@@ -417,7 +419,9 @@ gwdb_stmt(struct gwdb *g, enum gwdb_stmt which)
 	struct store_stmt	*st;
 
 	if ((st = g->st[which]) == NULL) {
-		if (store_prepare(g->db, gwdb_sql[which], STORE_KEEP,
+		if (store_prepare(g->db, gwdb_is_pg(g) &&
+		    gwdb_pg_sql[which] != NULL ? gwdb_pg_sql[which] :
+		    gwdb_sql[which], STORE_KEEP,
 		    &g->st[which]) != STORE_OK)
 			fatalx("prepare %d: %s", (int)which,
 			    store_errmsg(g->db));
@@ -484,7 +488,10 @@ gwdb_version(struct gwdb *g, int64_t *v)
 {
 	int	rc;
 
-	rc = store_exec(g->db, "CREATE TABLE IF NOT EXISTS gw_meta("
+	rc = store_exec(g->db, gwdb_is_pg(g) ?
+	    "CREATE TABLE IF NOT EXISTS gw_meta("
+	    "key TEXT PRIMARY KEY, value BIGINT NOT NULL)" :
+	    "CREATE TABLE IF NOT EXISTS gw_meta("
 	    "key TEXT PRIMARY KEY, value INTEGER NOT NULL)");
 	if (rc != STORE_OK)
 		return gwdb_rc(rc);
@@ -515,7 +522,8 @@ gwdb_migrate(struct gwdb *g, char **err)
 		return QUEUE_EINVAL;
 	}
 	for (; v < GWDB_SCHEMA_VERSION; v++) {
-		rc = store_exec(g->db, *gwdb_migrations[v]);
+		rc = store_exec(g->db, gwdb_is_pg(g) ?
+		    gwdb_pg_migrations[v] : *gwdb_migrations[v]);
 		if (rc != STORE_OK) {
 			xasprintf(err, "schema migration to version %lld: %s",
 			    (long long)v + 1, store_errmsg(g->db));
@@ -749,17 +757,31 @@ gwdb_sync_ncs(struct gwdb *g, const struct gw_config *cfg)
 	return queue_tx_commit(g->q);
 }
 
+/*
+ * Commits of this connection durable or not: SQLite's synchronous FULL or
+ * NORMAL, PostgreSQL's synchronous_commit on or off (a session setting; a
+ * new session after a lost connection is durable again).
+ */
+static int
+gwdb_set_durable(struct gwdb *g, bool durable)
+{
+	if (gwdb_is_pg(g))
+		return gwdb_rc(store_exec(g->db, durable ?
+		    "SET synchronous_commit = on" :
+		    "SET synchronous_commit = off"));
+	return gwdb_rc(store_exec(g->db, durable ?
+	    "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL"));
+}
+
 /* Relaxed bookkeeping on this connection (see gateway.h). */
 int
 gwdb_relax(struct gwdb *g, bool on)
 {
 	int	rc;
 
-	rc = store_exec(g->db, on ? "PRAGMA synchronous = NORMAL" :
-	    "PRAGMA synchronous = FULL");
-	if (rc == STORE_OK)
+	if ((rc = gwdb_set_durable(g, !on)) == QUEUE_OK)
 		g->relaxed = on;
-	return gwdb_rc(rc);
+	return rc;
 }
 
 /* Around a commit that must be durable on a relaxed connection. */
@@ -768,6 +790,5 @@ gwdb_durable(struct gwdb *g, bool on)
 {
 	if (!g->relaxed)
 		return QUEUE_OK;
-	return gwdb_rc(store_exec(g->db, on ? "PRAGMA synchronous = FULL" :
-	    "PRAGMA synchronous = NORMAL"));
+	return gwdb_set_durable(g, on);
 }

@@ -250,7 +250,7 @@ history_list(struct gwdb *g, const struct history_filter *f,
 	*out = NULL;
 	*n = 0;
 	sbuf_puts(&sql, "SELECT id, t_ms, ncs, port, dir, conn, message_id, "
-	    "type, outcome, xml FROM history WHERE 1");
+	    "type, outcome, xml FROM history WHERE 1 = 1");
 	if (f->ncs != NULL)
 		sbuf_puts(&sql, " AND ncs = ?1");
 	if (f->since_ms != 0)
@@ -327,8 +327,26 @@ history_recs_free(struct history_rec *v, size_t n)
 #define HISTORY_ROW_BYTES_SQL \
 	"(length(CAST(xml AS BLOB)) + length(CAST(outcome AS BLOB)) +" \
 	" length(CAST(type AS BLOB)) + length(CAST(ncs AS BLOB)) + 48)"
+#define HISTORY_ROW_BYTES_PG \
+	"(octet_length(xml) + octet_length(outcome) + octet_length(type) +" \
+	" octet_length(ncs) + 48)"
 #define HISTORY_ROW_OVERHEAD	48
 #define HISTORY_SIZE_BATCH	1000	/* rows looked at per step by size */
+
+/* Prepare head + the bytes of a row in the store's dialect + tail. */
+static int
+history_prepare_bytes(struct gwdb *g, const char *head, const char *tail,
+    struct store_stmt **st)
+{
+	char	*sql;
+	int	 rc;
+
+	xasprintf(&sql, "%s%s%s", head, gwdb_is_pg(g) ? HISTORY_ROW_BYTES_PG :
+	    HISTORY_ROW_BYTES_SQL, tail);
+	rc = store_prepare(g->db, sql, 0, st);
+	free(sql);
+	return rc;
+}
 
 /* The bytes a stored row counts (HISTORY_ROW_BYTES_SQL, from memory). */
 int64_t
@@ -355,8 +373,8 @@ history_count(struct gwdb *g)
 
 	if (g->hist_counted)
 		return QUEUE_OK;
-	rc = store_prepare(g->db, "SELECT coalesce(sum("
-	    HISTORY_ROW_BYTES_SQL "), 0) FROM history", 0, &st);
+	rc = history_prepare_bytes(g, "SELECT coalesce(sum(",
+	    "), 0) FROM history", &st);
 	if (rc != STORE_OK)
 		return gwdb_rc(rc);
 	if ((rc = store_step(st)) == STORE_ROW) {
@@ -429,9 +447,9 @@ history_prune(struct gwdb *g, int64_t retention_ms, int64_t budget_ms,
 	int		 rc;
 
 	*n = 0;
-	rc = store_prepare(g->db, "DELETE FROM history WHERE id IN"
+	rc = history_prepare_bytes(g, "DELETE FROM history WHERE id IN"
 	    " (SELECT id FROM history WHERE t_ms < ?1 ORDER BY t_ms LIMIT ?2)"
-	    " RETURNING " HISTORY_ROW_BYTES_SQL, 0, &st);
+	    " RETURNING ", "", &st);
 	if (rc != STORE_OK)
 		return gwdb_rc(rc);
 	rc = history_delete_batches(g, st, HISTORY_PRUNE_BATCH, retention_ms,
@@ -454,8 +472,8 @@ history_prune_step(struct gwdb *g, int64_t want, int *rows, int64_t *freed)
 
 	*rows = 0;
 	*freed = 0;
-	rc = store_prepare(g->db, "SELECT id, " HISTORY_ROW_BYTES_SQL
-	    " FROM history ORDER BY id LIMIT ?1", 0, &st);
+	rc = history_prepare_bytes(g, "SELECT id, ",
+	    " FROM history ORDER BY id LIMIT ?1", &st);
 	if (rc != STORE_OK)
 		return gwdb_rc(rc);
 	store_bind_int(st, 1, HISTORY_SIZE_BATCH);
@@ -468,8 +486,8 @@ history_prune_step(struct gwdb *g, int64_t want, int *rows, int64_t *freed)
 		return gwdb_rc(rc);
 	if (cut == 0)
 		return QUEUE_OK;
-	rc = store_prepare(g->db, "DELETE FROM history WHERE id <= ?1"
-	    " RETURNING " HISTORY_ROW_BYTES_SQL, 0, &st);
+	rc = history_prepare_bytes(g, "DELETE FROM history WHERE id <= ?1"
+	    " RETURNING ", "", &st);
 	if (rc != STORE_OK)
 		return gwdb_rc(rc);
 	store_bind_int64(st, 1, cut);

@@ -5,7 +5,7 @@
 
 GWCORE_SRCS = $(filter-out gateway/main.c,$(wildcard gateway/*.c))
 GWTEST_SRCS = $(filter-out gateway/tests/test_%.c,$(wildcard gateway/tests/*.c))
-GWTEST_OBJS = $(GWTEST_SRCS:%.c=$(OBJ)/%.o)
+GWTEST_OBJS = $(GWTEST_SRCS:%.c=$(OBJ)/%.o) $(PGDB_OBJS)
 LIBS_GATEWAY = $(LIBS_EVENT) $(LIBS_INIH) $(LIBS_STORE) $(LIBS_XML) $(LIBS_JSON) \
                $(LIBS_SYSTEMD) -lm
 
@@ -22,3 +22,6 @@ $(GATEWAY_TESTS): $(B)/tests/gateway_%: $(OBJ)/gateway/tests/test_%.o $(GWTEST_O
                   $(LIB_GWCORE) $(LIB_QUEUE) $(LIB_STORE) $(LIB_MOSJSON) $(LIB_MOSXML)
 	$(call link,$(LIBS_GATEWAY) $(LIBS_JSON) $(LIBS_CMOCKA) -lpthread)
 TEST_PROGS += $(GATEWAY_TESTS)
+# The suites that also run against PostgreSQL (make check's second pass).
+GATEWAY_PG_SUITES = catalog dbw events history msgid rostore search it_link
+PG_TEST_PROGS += $(GATEWAY_PG_SUITES:%=$(B)/tests/gateway_%)

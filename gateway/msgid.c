@@ -4,6 +4,11 @@
  * of the reserved block (msgid.reserved_upto); a restart continues after it,
  * so at most one block is skipped and one write is made per block. That
  * write is always durable (synchronous=FULL), even on a relaxed connection.
+ * A block is taken by the database itself (one statement advances
+ * reserved_upto and returns it, under the writer lock), so that counters
+ * of two instances on one database never hand out the same id: a block
+ * taken while another instance took the one after ours is not contiguous,
+ * and is used once the current one runs out.
  *
  * With a bookkeeping thread (msgid_set_worker) the next block is stored
  * there while half of the current one is left, so the fsync never holds up
@@ -18,7 +23,8 @@ struct msgid_ahead {
 	struct msgid	*m;		/* NULL once the counter is freed */
 	char		*ncs;
 	enum gw_port	 port;
-	int32_t		 upto;
+	int32_t		 block;
+	int32_t		 upto;		/* the block's last id, once taken */
 };
 
 /* id advanced by n, wrapping within 1..MSGID_MAX. */
@@ -32,28 +38,20 @@ msgid_advance(int32_t id, int32_t n)
 	return (int32_t)(v + 1);
 }
 
-/* The counter for one NCS and port, continuing after the stored block. */
+/*
+ * The counter for one NCS and port: its first id is the first of the next
+ * block taken, after the stored one.
+ */
 struct msgid *
 msgid_new(struct gwdb *g, const char *ncs, enum gw_port port, int32_t block)
 {
 	struct msgid	*m;
-	struct store_stmt	*st;
-	int64_t		 upto = 0;
 
-	st = gwdb_stmt(g, ST_MSGID_GET);
-	store_bind_text(st, 1, ncs, -1);
-	store_bind_text(st, 2, gw_port_name(port), -1);
-	if (store_step(st) == STORE_ROW)
-		upto = store_column_int64(st, 0);
-	store_reset(st);
-	if (upto < 0 || upto > MSGID_MAX)
-		upto = 0;
 	m = xcalloc(1, sizeof *m);
 	m->db = g;
 	m->ncs = xstrdup(ncs);
 	m->port = port;
 	m->block = block > 0 ? block : MSGID_BLOCK;
-	m->next = msgid_advance((int32_t)upto, 1);
 	m->remaining = 0;
 	return m;
 }
@@ -70,9 +68,13 @@ msgid_free(struct msgid *m)
 	free(m);
 }
 
-/* Store the end of a new block (durable, in its own transaction). */
+/*
+ * Take the next block of n ids after the stored one (durable, in its own
+ * transaction); *upto gets its last id.
+ */
 static int
-msgid_store(struct gwdb *g, const char *ncs, enum gw_port port, int32_t upto)
+msgid_take(struct gwdb *g, const char *ncs, enum gw_port port, int32_t n,
+    int32_t *upto)
 {
 	struct store_stmt	*st;
 	int		 rc;
@@ -83,11 +85,16 @@ msgid_store(struct gwdb *g, const char *ncs, enum gw_port port, int32_t upto)
 		gwdb_durable(g, false);
 		return rc;
 	}
-	st = gwdb_stmt(g, ST_MSGID_PUT);
+	st = gwdb_stmt(g, ST_MSGID_TAKE);
 	store_bind_text(st, 1, ncs, -1);
 	store_bind_text(st, 2, gw_port_name(port), -1);
-	store_bind_int64(st, 3, upto);
-	if ((rc = gwdb_exec_stmt(g, st)) != QUEUE_OK)
+	store_bind_int(st, 3, n);
+	if ((rc = store_step(st)) == STORE_ROW) {
+		*upto = store_column_int(st, 0);
+		rc = STORE_DONE;
+	}
+	store_reset(st);
+	if ((rc = gwdb_rc(rc)) != QUEUE_OK)
 		queue_tx_rollback(g->q);
 	else
 		rc = queue_tx_commit(g->q);
@@ -105,13 +112,31 @@ msgid_set_worker(struct msgid *m, struct dbw *d, msgid_ready_fn ready,
 	m->ready_arg = arg;
 }
 
-/* The bookkeeping thread: store the block. */
+/* The bookkeeping thread: take the block. */
 static int
 msgid_ahead_run(struct gwdb *g, void *arg)
 {
 	struct msgid_ahead	*a = arg;
 
-	return msgid_store(g, a->ncs, a->port, a->upto);
+	return msgid_take(g, a->ncs, a->port, a->block, &a->upto);
+}
+
+/* A block taken (its last id upto) comes after the ids left. */
+static void
+msgid_add_block(struct msgid *m, int32_t upto)
+{
+	int32_t	first = msgid_advance(upto, 1 - m->block);
+
+	if (m->remaining == 0) {
+		m->next = first;
+		m->remaining = m->block;
+	} else if (first == msgid_advance(m->next, m->remaining))
+		m->remaining += m->block;
+	else {
+		/* another counter took the ids between: this block later */
+		m->then = first;
+		m->then_n = m->block;
+	}
 }
 
 /* Back on the loop: the ids of the block may be used. */
@@ -126,7 +151,7 @@ msgid_ahead_done(void *arg, int rc)
 		m->ahead = NULL;
 		ran_out = m->remaining == 0;
 		if (rc == QUEUE_OK)
-			m->remaining += m->block;
+			msgid_add_block(m, a->upto);
 		else
 			log_event_rl(LL_WARN, "msgid.error", m->ncs, "ncs=%s "
 			    "port=%s error=%s", log_q(m->ncs),
@@ -138,7 +163,7 @@ msgid_ahead_done(void *arg, int rc)
 	free(a);
 }
 
-/* Store the block after the current one on the bookkeeping thread. */
+/* Take the block after the current one on the bookkeeping thread. */
 static void
 msgid_reserve_ahead(struct msgid *m)
 {
@@ -148,7 +173,7 @@ msgid_reserve_ahead(struct msgid *m)
 	a->m = m;
 	a->ncs = xstrdup(m->ncs);
 	a->port = m->port;
-	a->upto = msgid_advance(m->next, m->remaining + m->block - 1);
+	a->block = m->block;
 	m->ahead = a;
 	dbw_submit(m->dbw, msgid_ahead_run, msgid_ahead_done, a);
 }
@@ -157,26 +182,31 @@ msgid_reserve_ahead(struct msgid *m)
 int32_t
 msgid_next(struct msgid *m)
 {
-	int32_t	id;
+	int32_t	id, upto;
 	int	rc;
 
+	if (m->remaining == 0 && m->then_n > 0) {
+		m->next = m->then;
+		m->remaining = m->then_n;
+		m->then_n = 0;
+	}
 	if (m->remaining == 0) {
 		if (m->ahead != NULL)
 			return 0;	/* m->ready follows */
-		rc = msgid_store(m->db, m->ncs, m->port,
-		    msgid_advance(m->next, m->block - 1));
+		rc = msgid_take(m->db, m->ncs, m->port, m->block, &upto);
 		if (rc != QUEUE_OK) {
 			log_event_rl(LL_WARN, "msgid.error", m->ncs, "ncs=%s "
 			    "port=%s error=%s", log_q(m->ncs),
 			    gw_port_name(m->port), log_q(queue_strerror(rc)));
 			return 0;
 		}
-		m->remaining = m->block;
+		msgid_add_block(m, upto);
 	}
 	id = m->next;
 	m->next = msgid_advance(m->next, 1);
 	m->remaining--;
-	if (m->dbw != NULL && m->ahead == NULL && m->remaining < m->block / 2)
+	if (m->dbw != NULL && m->ahead == NULL && m->then_n == 0 &&
+	    m->remaining < m->block / 2)
 		msgid_reserve_ahead(m);
 	return id;
 }

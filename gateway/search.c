@@ -352,18 +352,29 @@ search_sort_cmp(const void *a, const void *b)
 /*
  * With a general search, the matches and their rank come first, computed
  * where the index can (bm25 cannot be called beside a window function).
+ * On PostgreSQL the tsvector column is matched against mosgw_tsquery() of
+ * the same FTS5 query text (gwdb_pg.c).
  */
 static void
-search_with(struct sbuf *sb, bool fts)
+search_with(struct sbuf *sb, bool fts, bool pg)
 {
-	if (fts)
+	if (fts && pg)
+		sbuf_puts(sb, "WITH f(id, r) AS MATERIALIZED (SELECT id, "
+		    GWDB_PG_RANK " FROM asset_fts, mosgw_tsquery(?) q"
+		    " WHERE tsv @@ q) ");
+	else if (fts)
 		sbuf_puts(sb, "WITH f(id, r) AS MATERIALIZED (SELECT rowid, "
 		    GWDB_RANK " FROM asset_fts WHERE asset_fts MATCH ?) ");
 }
 
-/* FROM and WHERE of the query (the same for the count and the page). */
+/*
+ * FROM and WHERE of the query (the same for the count and the page). Text
+ * compares ignore ASCII case: COLLATE NOCASE on SQLite, lower() of both
+ * sides on PostgreSQL.
+ */
 static void
-search_from_where(struct sbuf *sb, const struct search_query *q, bool fts)
+search_from_where(struct sbuf *sb, const struct search_query *q, bool fts,
+    bool pg)
 {
 	const struct search_col	*sc;
 	size_t			 i;
@@ -385,8 +396,11 @@ search_from_where(struct sbuf *sb, const struct search_query *q, bool fts)
 			    ") OR (");
 		group = q->cond[i].group;
 		if (q->cond[i].op == SEARCH_CONTAINS)
-			sbuf_printf(sb, "instr(lower(coalesce(%s, '')),"
-			    " lower(?)) > 0", sc->col);
+			sbuf_printf(sb, "%s(lower(coalesce(%s, '')),"
+			    " lower(?)) > 0", pg ? "strpos" : "instr", sc->col);
+		else if (pg && sc->kind == SF_TEXT)
+			sbuf_printf(sb, "lower(%s) %s lower(?)", sc->col,
+			    search_op_sql[q->cond[i].op]);
 		else
 			sbuf_printf(sb, "%s %s ?%s", sc->col,
 			    search_op_sql[q->cond[i].op],
@@ -535,8 +549,8 @@ search_run(struct gwdb *g, const struct search_query *q,
 {
 	struct sbuf		 fts = { NULL, 0, 0 }, sql = { NULL, 0, 0 };
 	struct search_sort	*sort = NULL;
-	struct store_stmt		*st = NULL;
-	bool			 text;
+	struct store_stmt	*st = NULL;
+	bool			 text, pg = gwdb_is_pg(g);
 	size_t			 i;
 	int			 rc, k;
 
@@ -555,9 +569,9 @@ search_run(struct gwdb *g, const struct search_query *q,
 	 * One pass: the page's objIDs in order, each with the count of all
 	 * matches; then only the page's rows are read in full.
 	 */
-	search_with(&sql, text);
+	search_with(&sql, text, pg);
 	sbuf_puts(&sql, "SELECT a.obj_id, count(*) OVER ()");
-	search_from_where(&sql, q, text);
+	search_from_where(&sql, q, text, pg);
 	sbuf_puts(&sql, " ORDER BY ");
 	if (q->nsort > 0) {
 		sort = xreallocarray(NULL, q->nsort, sizeof *sort);
@@ -571,7 +585,8 @@ search_run(struct gwdb *g, const struct search_query *q,
 	if (text)
 		sbuf_puts(&sql, "f.r, k.id");
 	else
-		sbuf_puts(&sql, "a.slug COLLATE NOCASE, a.obj_id");
+		sbuf_puts(&sql, pg ? "lower(a.slug), a.obj_id" :
+		    "a.slug COLLATE NOCASE, a.obj_id");
 	sbuf_puts(&sql, " LIMIT ? OFFSET ?");
 	if ((st = search_prepare(g, sql.s, err)) == NULL)
 		goto fail;
@@ -589,9 +604,9 @@ search_run(struct gwdb *g, const struct search_query *q,
 		goto done;
 	/* past the end (or no room): the total alone */
 	sql.len = 0;
-	search_with(&sql, text);
+	search_with(&sql, text, pg);
 	sbuf_puts(&sql, "SELECT count(*)");
-	search_from_where(&sql, q, text);
+	search_from_where(&sql, q, text, pg);
 	if ((st = search_prepare(g, sql.s, err)) == NULL)
 		goto fail;
 	search_bind(st, q, text ? fts.s : NULL);

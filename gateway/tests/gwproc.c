@@ -23,6 +23,7 @@
 
 
 #include "store/store.h"
+#include "gateway/gateway.h"
 #include "gateway/tests/gwproc.h"
 
 #define GWPROC_MOSCTL_MS	30000	/* one mosctl run */
@@ -134,38 +135,6 @@ gwproc_pick_ports(struct gwproc *gp)
 	return rc;
 }
 
-/* Make the directory and pick ports. */
-struct gwproc *
-gwproc_new(const struct gwproc_opts *o)
-{
-	struct gwproc	*gp;
-	const char	*tmp = getenv("MOSGW_TMP");
-
-	if ((gp = calloc(1, sizeof *gp)) == NULL)
-		abort();
-	gp->opts = *o;
-	gp->pid = -1;
-	gp->last_status = -1;
-	if (tmp == NULL || *tmp == '\0')
-		tmp = "/tmp";
-	mkdir(tmp, 0755);
-	snprintf(gp->dir, sizeof gp->dir, "%s/mosgw-it.XXXXXX", tmp);
-	if (mkdtemp(gp->dir) == NULL) {
-		gwproc_warn("mkdtemp %s: %s", gp->dir, strerror(errno));
-		free(gp);
-		return NULL;
-	}
-	snprintf(gp->conf, sizeof gp->conf, "%s/mosgw.ini", gp->dir);
-	snprintf(gp->db, sizeof gp->db, "%s/mosgw.db", gp->dir);
-	snprintf(gp->tokens, sizeof gp->tokens, "%s/api-tokens", gp->dir);
-	if (gwproc_pick_ports(gp) != 0) {
-		gwproc_warn("no free ports");
-		gwproc_free(gp);
-		return NULL;
-	}
-	return gp;
-}
-
 /* Remove dir and everything in it (one level of files is all we make). */
 static void
 gwproc_rmdir(const char *dir)
@@ -187,6 +156,47 @@ gwproc_rmdir(const char *dir)
 	rmdir(dir);
 }
 
+/* Make the directory and pick ports. */
+struct gwproc *
+gwproc_new(const struct gwproc_opts *o)
+{
+	struct gwproc	*gp;
+	const char	*tmp = getenv("MOSGW_TMP");
+	char		 why[512];
+
+	if ((gp = calloc(1, sizeof *gp)) == NULL)
+		abort();
+	gp->opts = *o;
+	gp->pid = -1;
+	gp->last_status = -1;
+	if (tmp == NULL || *tmp == '\0')
+		tmp = "/tmp";
+	mkdir(tmp, 0755);
+	snprintf(gp->dir, sizeof gp->dir, "%s/mosgw-it.XXXXXX", tmp);
+	if (mkdtemp(gp->dir) == NULL) {
+		gwproc_warn("mkdtemp %s: %s", gp->dir, strerror(errno));
+		free(gp);
+		return NULL;
+	}
+	snprintf(gp->conf, sizeof gp->conf, "%s/mosgw.ini", gp->dir);
+	snprintf(gp->db, sizeof gp->db, "%s/mosgw.db", gp->dir);
+	gp->driver = pgdb_driver();
+	if (gp->driver == STORE_POSTGRESQL &&
+	    pgdb_create(&gp->pg, why, sizeof why) != 0) {
+		gwproc_warn("PostgreSQL: %s", why);
+		gwproc_rmdir(gp->dir);
+		free(gp);
+		return NULL;
+	}
+	snprintf(gp->tokens, sizeof gp->tokens, "%s/api-tokens", gp->dir);
+	if (gwproc_pick_ports(gp) != 0) {
+		gwproc_warn("no free ports");
+		gwproc_free(gp);
+		return NULL;
+	}
+	return gp;
+}
+
 /* Kill, then remove the directory unless $MOSGW_KEEP is set. */
 void
 gwproc_free(struct gwproc *gp)
@@ -195,9 +205,12 @@ gwproc_free(struct gwproc *gp)
 		return;
 	gwproc_kill(gp);
 	if (getenv("MOSGW_KEEP") != NULL)
-		gwproc_warn("kept %s", gp->dir);
-	else
+		gwproc_warn("kept %s%s%s", gp->dir, gp->pg.name[0] != '\0' ?
+		    " and database " : "", gp->pg.name);
+	else {
 		gwproc_rmdir(gp->dir);
+		pgdb_drop(&gp->pg);
+	}
 	free(gp);
 }
 
@@ -329,7 +342,11 @@ gwproc_write_config(struct gwproc *gp)
 	gwproc_extra(f, x);
 	x = o->database_extra;
 	fprintf(f, "\n[database]\n");
-	gwproc_kv(f, x, "path", "%s", gp->db);
+	if (gp->driver == STORE_POSTGRESQL) {
+		gwproc_kv(f, x, "driver", "postgresql");
+		gwproc_kv(f, x, "dsn", "%s", gp->pg.dsn);
+	} else
+		gwproc_kv(f, x, "path", "%s", gp->db);
 	gwproc_kv(f, x, "synchronous", "full");
 	gwproc_extra(f, x);
 	x = o->log_extra;
@@ -753,20 +770,26 @@ gwproc_read_all(int fd, int64_t deadline)
 	return s;
 }
 
-/* Run mosctl against the gateway's database. */
-/* Run mosctl with --db DB first (db) or not; stderr to errf if set. */
+/*
+ * Run mosctl with --db DB first (db; on PostgreSQL -c with the gateway's
+ * configuration) or not; stderr to errf if set.
+ */
 static int
 gwproc_mosctl_v(struct gwproc *gp, char **out, bool db, const char *errf,
     va_list ap)
 {
 	char		*argv[GWPROC_MAX_ARGS], path[PATH_MAX], *text;
-	char		 a0[] = "mosctl", a1[] = "--db";
+	char		 a0[] = "mosctl", a1[] = "--db", a2[] = "-c";
 	int		 pfd[2], st, argc = 0;
 	int64_t		 deadline = ncspeer_now_ms() + GWPROC_MOSCTL_MS;
 	pid_t		 pid;
 
 	argv[argc++] = a0;
-	if (db) {
+	if (db && gp->driver == STORE_POSTGRESQL) {
+		/* the database of the gateway's configuration */
+		argv[argc++] = a2;
+		argv[argc++] = gp->conf;
+	} else if (db) {
 		argv[argc++] = a1;
 		argv[argc++] = gp->db;
 	}
@@ -844,6 +867,17 @@ gwproc_asset_delete(struct gwproc *gp, const char *obj_id)
 	return gwproc_mosctl(gp, NULL, "asset", "delete", obj_id, (char *)NULL);
 }
 
+/* The gateway's database, for gwdb_open. */
+void
+gwproc_db_opts(struct gwproc *gp, struct gwdb_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->driver = gp->driver;
+	o->path = gp->db;
+	o->dsn = gp->driver == STORE_POSTGRESQL ? gp->pg.dsn : NULL;
+	o->busy_ms = 5000;
+}
+
 /* A queue handle on the gateway's database. */
 struct queue *
 gwproc_queue(struct gwproc *gp)
@@ -853,7 +887,9 @@ gwproc_queue(struct gwproc *gp)
 	char			*err = NULL;
 
 	memset(&qo, 0, sizeof qo);
+	qo.driver = gp->driver;
 	qo.path = gp->db;
+	qo.dsn = gp->driver == STORE_POSTGRESQL ? gp->pg.dsn : NULL;
 	qo.busy_ms = 5000;
 	if (queue_open(&q, &qo, &err) != QUEUE_OK) {
 		gwproc_warn("queue_open %s: %s", gp->db, err != NULL ? err : "?");
@@ -910,8 +946,8 @@ gwproc_jobs_pending(struct gwproc *gp, const char *lane)
 	if ((q = gwproc_queue(gp)) == NULL)
 		return -1;
 	if (store_prepare(queue_db(q), "SELECT count(*) FROM jobs WHERE "
-	    "state IN (0, 1) AND (?1 IS NULL OR lane = ?1)", 0, &st) ==
-	    STORE_OK) {
+	    "state IN (0, 1) AND (CAST(?1 AS TEXT) IS NULL OR lane = ?1)",
+	    0, &st) == STORE_OK) {
 		if (lane != NULL)
 			store_bind_text(st, 1, lane, -1);
 		if (store_step(st) == STORE_ROW)

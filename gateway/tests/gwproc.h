@@ -9,6 +9,10 @@
  * listener. The child dies with the test process (PR_SET_PDEATHSIG), so a
  * crashed or timed-out test leaves nothing behind. Every wait has a deadline.
  *
+ * With MOSGW_DB_DRIVER=postgresql the gateway's database is a private one
+ * on the server of $MOSGW_PG_DSN (store/tests/pgdb.h), made by gwproc_new
+ * and dropped by gwproc_free; the configuration names it by driver and dsn.
+ *
  * gwrig is the usual set-up on top: one scripted NCS (ncspeer) and a gateway
  * whose one NCS section points at it, with both links up.
  */
@@ -23,6 +27,7 @@
 
 #include "gateway/tests/ncspeer.h"
 #include "queue/queue.h"
+#include "store/tests/pgdb.h"
 
 #define GWPROC_MAX_NCS		4
 #define GWPROC_START_MS		10000	/* start until every listener is up */
@@ -66,7 +71,9 @@ struct gwproc {
 	struct gwproc_opts opts;
 	char		 dir[256];	/* the mkdtemp directory */
 	char		 conf[300];
-	char		 db[300];
+	char		 db[300];	/* sqlite */
+	enum store_driver driver;
+	struct pgdb	 pg;		/* postgresql */
 	char		 log[300];	/* this run's log file */
 	char		 errlog[300];	/* this run's stdout and stderr */
 	uint16_t	 lower_port;	/* the gateway's listeners */
@@ -141,6 +148,9 @@ int		 gwproc_asset_delete(struct gwproc *, const char *obj_id);
 
 /* Open the gateway's database with the queue API (a second connection). */
 struct queue	*gwproc_queue(struct gwproc *);
+/* The gateway's database, for gwdb_open (driver, path or dsn; busy 5 s). */
+struct gwdb_opts;
+void		 gwproc_db_opts(struct gwproc *, struct gwdb_opts *);
 /* Jobs of a lane (NULL any) in a state (-1 any); -1 if unreadable. */
 long		 gwproc_job_count(struct gwproc *, const char *lane, int state);
 /* Wait until at least n such jobs exist. Returns the count reached. */

@@ -36,19 +36,49 @@ gwunit_rmdir(const char *dir)
 	rmdir(dir);
 }
 
+/* Options opening the unit's database (again). */
+void
+gwunit_opts(struct gwunit *u, struct gwdb_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->driver = u->driver;
+	o->path = u->db_path;
+	o->dsn = u->driver == STORE_POSTGRESQL ? u->pg.dsn : NULL;
+	o->sync_normal = true;
+	o->busy_ms = 200;
+	o->clock = gwunit_clock;
+	o->clock_arg = u;
+}
+
+/* Is the unit's database PostgreSQL? */
+bool
+gwunit_pg(const struct gwunit *u)
+{
+	return u->driver == STORE_POSTGRESQL;
+}
+
 /* A fresh directory and database. */
 struct gwunit *
-gwunit_new(void)
+gwunit_new_or_skip(bool *skip)
 {
 	struct gwunit		*u;
 	struct gwdb_opts	 o;
-	const char		*tmp = getenv("MOSGW_TMP");
-	char			*err = NULL;
+	const char		*tmp = getenv("MOSGW_TMP"), *dsn;
+	char			*err = NULL, why[512];
 
+	*skip = false;
 	if (tmp == NULL || *tmp == '\0')
 		tmp = "/tmp";
 	if ((u = calloc(1, sizeof *u)) == NULL)
 		return NULL;
+	u->driver = pgdb_driver();
+	if (u->driver == STORE_POSTGRESQL &&
+	    ((dsn = getenv("MOSGW_PG_DSN")) == NULL || *dsn == '\0')) {
+		printf("SKIP: no PostgreSQL: MOSGW_PG_DSN is unset\n");
+		*skip = true;
+		free(u);
+		return NULL;
+	}
 	snprintf(u->dir, sizeof u->dir, "%s/gwunit.XXXXXX", tmp);
 	if (mkdtemp(u->dir) == NULL) {
 		perror(u->dir);
@@ -56,21 +86,34 @@ gwunit_new(void)
 		return NULL;
 	}
 	snprintf(u->db_path, sizeof u->db_path, "%s/test.db", u->dir);
+	if (u->driver == STORE_POSTGRESQL &&
+	    pgdb_create(&u->pg, why, sizeof why) != 0) {
+		fprintf(stderr, "gwunit: PostgreSQL: %s\n", why);
+		gwunit_rmdir(u->dir);
+		free(u);
+		return NULL;
+	}
 	u->now_ms = 1795946400000LL;	/* 2026-11-29T10:00:00Z */
-	memset(&o, 0, sizeof o);
-	o.path = u->db_path;
-	o.sync_normal = true;
-	o.busy_ms = 200;
-	o.clock = gwunit_clock;
-	o.clock_arg = u;
+	gwunit_opts(u, &o);
 	if (gwdb_open(&u->db, &o, &err) != QUEUE_OK) {
-		fprintf(stderr, "gwunit: %s: %s\n", u->db_path, err);
+		fprintf(stderr, "gwunit: %s: %s\n", u->driver ==
+		    STORE_POSTGRESQL ? u->pg.name : u->db_path, err);
 		free(err);
+		pgdb_drop(&u->pg);
 		gwunit_rmdir(u->dir);
 		free(u);
 		return NULL;
 	}
 	return u;
+}
+
+/* A fresh directory and database; NULL also where it would be skipped. */
+struct gwunit *
+gwunit_new(void)
+{
+	bool	skip;
+
+	return gwunit_new_or_skip(&skip);
 }
 
 /* Close and remove everything. */
@@ -81,6 +124,7 @@ gwunit_free(struct gwunit *u)
 		return;
 	gwdb_close(u->db);
 	config_free(u->cfg);
+	pgdb_drop(&u->pg);
 	gwunit_rmdir(u->dir);
 	free(u);
 }
@@ -140,11 +184,21 @@ gwunit_int(struct gwunit *u, const char *sql)
 	return v;
 }
 
-/* cmocka setup: *state = a fresh struct gwunit. */
+/*
+ * cmocka setup: *state = a fresh struct gwunit. Without a PostgreSQL
+ * server to run on, the whole suite is skipped (counted as one).
+ */
 int
 gwunit_setup(void **state)
 {
-	return (*state = gwunit_new()) == NULL ? -1 : 0;
+	bool	skip;
+
+	if ((*state = gwunit_new_or_skip(&skip)) == NULL && skip) {
+		printf("[  SKIPPED ] 1 test(s).\n");
+		fflush(stdout);
+		exit(0);
+	}
+	return *state == NULL ? -1 : 0;
 }
 
 /* cmocka teardown of gwunit_setup. */

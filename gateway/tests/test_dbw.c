@@ -57,8 +57,8 @@ setup(void **state)
 	if ((f->u = gwunit_new()) == NULL ||
 	    (f->base = event_base_new()) == NULL)
 		return -1;
-	memset(&o, 0, sizeof o);
-	o.path = f->u->db_path;
+	gwunit_opts(f->u, &o);
+	o.sync_normal = false;
 	o.busy_ms = 2000;
 	if ((f->dbw = dbw_new(f->base, &o, true, &err)) == NULL) {
 		fprintf(stderr, "dbw_new: %s\n", err);
@@ -262,6 +262,42 @@ test_msgid_ahead(void **state)
 	msgid_free(m);
 }
 
+/*
+ * Another counter on the same NCS and port (another instance) takes a
+ * block between: the block stored ahead is not after the current one, and
+ * is used once the current one is spent.
+ */
+static void
+test_msgid_ahead_shared(void **state)
+{
+	struct fixture	*f = *state;
+	struct msgid	*m, *other;
+	int		 readies = 0;
+
+	m = msgid_new(f->u->db, "enps", GW_PORT_LOWER, 4);
+	other = msgid_new(f->u->db, "enps", GW_PORT_LOWER, 4);
+	msgid_set_worker(m, f->dbw, ready, &readies);
+	assert_int_equal(msgid_next(m), 1);	/* 1..4 */
+	assert_int_equal(msgid_next(other), 5);	/* 5..8 */
+	assert_int_equal(msgid_next(m), 2);
+	assert_int_equal(msgid_next(m), 3);	/* 1 left: a block asked for */
+	dbw_wait(f->dbw);
+	assert_int_equal(gwunit_int(f->u, "SELECT reserved_upto FROM msgid"),
+	    12);
+	assert_int_equal(msgid_next(m), 4);
+	assert_int_equal(msgid_next(m), 9);	/* 9..12, not 5 */
+	assert_int_equal(msgid_next(m), 10);
+	assert_int_equal(msgid_next(other), 6);
+	dbw_wait(f->dbw);
+	assert_int_equal(msgid_next(m), 11);
+	assert_int_equal(msgid_next(m), 12);
+	dbw_wait(f->dbw);
+	assert_int_equal(readies, 1);	/* 12 was the last of its block */
+	assert_int_equal(msgid_next(m), 13);	/* taken ahead: 13..16 */
+	msgid_free(other);
+	msgid_free(m);
+}
+
 int
 main(void)
 {
@@ -272,6 +308,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_free_finishes, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_msgid_ahead, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_msgid_ahead_shared, setup,
 		    teardown),
 	};
 

@@ -231,14 +231,15 @@ test_migration(void **state)
 	char			*err = NULL;
 
 	enqueue(u, "ncs:n1", CATALOG_KIND_PUBLISH, "OLD-1");
-	assert_int_equal(gwunit_exec(u, "DROP TRIGGER events_job"), STORE_OK);
+	assert_int_equal(gwunit_exec(u, gwunit_pg(u) ?
+	    "DROP TRIGGER events_job ON job_events" :
+	    "DROP TRIGGER events_job"), STORE_OK);
 	assert_int_equal(gwunit_exec(u, "DROP TABLE events"), STORE_OK);
 	assert_int_equal(gwunit_exec(u, "DROP TABLE ro_answer"), STORE_OK);
 	assert_int_equal(gwunit_exec(u, "UPDATE gw_meta SET value = 4 WHERE"
 	    " key = 'schema_version'"), STORE_OK);
 	gwdb_close(u->db);
-	memset(&o, 0, sizeof o);
-	o.path = u->db_path;
+	gwunit_opts(u, &o);
 	o.busy_ms = 1000;
 	assert_int_equal(gwdb_open(&u->db, &o, &err), QUEUE_OK);
 	assert_int_equal(gwunit_int(u, "SELECT value FROM gw_meta WHERE key ="

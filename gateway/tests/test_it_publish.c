@@ -694,8 +694,8 @@ test_injected_row_fails(void **state)
 	int			 c;
 
 	GWRIG_CHECK(r, gwproc_stop(r->gw) == 0);
-	memset(&o, 0, sizeof o);
-	o.path = r->gw->db;
+	gwproc_db_opts(r->gw, &o);
+	o.busy_ms = 0;
 	GWRIG_CHECK(r, gwdb_open(&g, &o, &err) == QUEUE_OK);
 	memset(&a, 0, sizeof a);
 	a.obj_id = id;

@@ -42,9 +42,7 @@ db_open(struct gwrig *r)
 	struct gwdb		*g = NULL;
 	char			*err = NULL;
 
-	memset(&o, 0, sizeof o);
-	o.path = r->gw->db;
-	o.busy_ms = 5000;
+	gwproc_db_opts(r->gw, &o);
 	if (gwdb_open(&g, &o, &err) != QUEUE_OK) {
 		fprintf(stderr, "gwdb_open: %s\n", err);
 		free(err);

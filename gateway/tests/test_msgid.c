@@ -10,6 +10,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "gateway/gateway.h"
 #include "gateway/tests/gwunit.h"
@@ -103,23 +104,62 @@ test_wrap(void **state)
 	msgid_free(m);
 }
 
+/*
+ * Two counters on one NCS and port (two instances on one database) take
+ * their blocks from the database: no id is handed out twice, and each
+ * counter's ids still increase.
+ */
+static void
+test_two_counters(void **state)
+{
+	struct gwunit	*u = *state;
+	struct msgid	*a, *b;
+	char		 seen[200];
+	int32_t		 id, last_a = 0, last_b = 0;
+	int		 i;
+
+	memset(seen, 0, sizeof seen);
+	a = msgid_new(u->db, "enps", GW_PORT_LOWER, 10);
+	b = msgid_new(u->db, "enps", GW_PORT_LOWER, 10);
+	for (i = 0; i < 60; i++) {
+		id = msgid_next(i % 3 == 0 ? b : a);
+		assert_true(id > 0 && id < (int32_t)sizeof seen);
+		assert_int_equal(seen[id], 0);
+		seen[id] = 1;
+		if (i % 3 == 0) {
+			assert_true(id > last_b);
+			last_b = id;
+		} else {
+			assert_true(id > last_a);
+			last_a = id;
+		}
+	}
+	/* a took 1-10, b 11-20, a 21-30, ...: the stored end covers both */
+	assert_true(gwunit_int(u, "SELECT reserved_upto FROM msgid") >=
+	    (last_a > last_b ? last_a : last_b));
+	msgid_free(a);
+	msgid_free(b);
+}
+
 /* A locked database: no id (0), no reuse; it works again afterwards. */
 static void
 test_locked_database(void **state)
 {
 	struct gwunit	*u = *state;
-	struct msgid	*m;
+	struct msgid		*m;
 	struct store		*other;
+	struct gwdb_opts	 o;
 
 	m = msgid_new(u->db, "enps", GW_PORT_LOWER, 2);
 	assert_int_equal(msgid_next(m), 1);
 	assert_int_equal(msgid_next(m), 2);
-	assert_int_equal(store_open_file(&other, u->db_path, STORE_OPEN_CREATE,
-	    NULL), STORE_OK);
-	assert_int_equal(store_exec(other, "BEGIN IMMEDIATE"), STORE_OK);
+	/* another connection holds the writer lock */
+	gwunit_opts(u, &o);
+	assert_int_equal(store_open(&other, &(struct store_conf){ o.driver,
+	    o.path, o.dsn }, 0, NULL), STORE_OK);
+	assert_int_equal(store_begin(other, STORE_TX_WRITE), STORE_OK);
 	assert_int_equal(msgid_next(m), 0);
-	assert_int_equal(store_exec(other, "COMMIT"),
-	    STORE_OK);
+	assert_int_equal(store_commit(other), STORE_OK);
 	store_close(other);
 	assert_int_equal(msgid_next(m), 3);
 	msgid_free(m);
@@ -137,6 +177,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_independent, gwunit_setup,
 		    gwunit_teardown),
 		cmocka_unit_test_setup_teardown(test_wrap, gwunit_setup, gwunit_teardown),
+		cmocka_unit_test_setup_teardown(test_two_counters, gwunit_setup,
+		    gwunit_teardown),
 		cmocka_unit_test_setup_teardown(test_locked_database, gwunit_setup,
 		    gwunit_teardown),
 	};
