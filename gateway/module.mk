@@ -23,5 +23,6 @@ $(GATEWAY_TESTS): $(B)/tests/gateway_%: $(OBJ)/gateway/tests/test_%.o $(GWTEST_O
 	$(call link,$(LIBS_GATEWAY) $(LIBS_JSON) $(LIBS_CMOCKA) -lpthread)
 TEST_PROGS += $(GATEWAY_TESTS)
 # The suites that also run against PostgreSQL (make check's second pass).
-GATEWAY_PG_SUITES = catalog dbw events history msgid rostore search it_link
+GATEWAY_PG_SUITES = catalog dbw events history msgid rostore search it_link \
+                    it_publish it_ro it_history
 PG_TEST_PROGS += $(GATEWAY_PG_SUITES:%=$(B)/tests/gateway_%)
