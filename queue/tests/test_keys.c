@@ -171,24 +171,33 @@ test_coalesce_chain(void **state)
 	queue_job_clear(&j);
 }
 
-/* Every job, event and counter of a queue as text (ids included). */
+/*
+ * Every job, event and counter of a queue as text (ids included), in
+ * SQLite's dialect or PostgreSQL's: G(rows) joins them, Q(x) quotes.
+ */
+#define DUMP_SQL(G, Q) \
+	"SELECT " G " FROM (" \
+	"SELECT " Q("id") " || lane || kind || " Q("payload") " || state ||" \
+	" blocked || priority || max_attempts || run_after ||" \
+	" " Q("idem_key") " || " Q("coalesce_key") " || " Q("after_job") \
+	" || created || updated AS r FROM jobs" \
+	" UNION ALL SELECT 'ev' || id || ':' || job_id || ' ' || t || ' ' ||" \
+	" from_state || to_state || attempt || " Q("worker") " || " \
+	Q("note") " FROM job_events" \
+	" UNION ALL SELECT name || '=' || value FROM queue_counters) d"
+#define SQLITE_Q(x)	"quote(" x ")"
+#define PG_Q(x)		"quote_nullable(" x ")"
 static char *
 dump(struct queue *q)
 {
-	static const char sql[] = "SELECT group_concat(r, char(10)) FROM ("
-	    "SELECT quote(id) || lane || kind || quote(payload) || state ||"
-	    " blocked || priority || max_attempts || run_after ||"
-	    " quote(idem_key) || quote(coalesce_key) || quote(after_job) ||"
-	    " created || updated AS r FROM jobs"
-	    " UNION ALL SELECT 'ev' || id || ':' || job_id || ' ' || t || ' ' ||"
-	    " from_state || to_state || attempt || quote(worker) || quote(note)"
-	    " FROM job_events"
-	    " UNION ALL SELECT name || '=' || value FROM queue_counters)";
+	static const char sqlite[] = DUMP_SQL("group_concat(r, char(10))",
+	    SQLITE_Q);
+	static const char pg[] = DUMP_SQL("string_agg(r, chr(10))", PG_Q);
 	struct store_stmt	*st;
 	char		*out;
 
-	assert_int_equal(store_prepare(queue_db(q), sql, 0, &st),
-	    STORE_OK);
+	assert_int_equal(store_prepare(queue_db(q), store_driver(queue_db(q))
+	    == STORE_POSTGRESQL ? pg : sqlite, 0, &st), STORE_OK);
 	assert_int_equal(store_step(st), STORE_ROW);
 	out = strdup(store_column_text(st, 0));
 	store_finalize(st);
