@@ -329,6 +329,20 @@ const char *const gwdb_pg_sql[ST__COUNT] = {
 	    " description, meta) SELECT " GWDB_PG_FTS_ROW " FROM assets a"
 	    " JOIN asset_key k ON k.obj_id = a.obj_id"
 	    " WHERE a.obj_id = ?1 AND a.deleted = 0",
+	/* ?1 a JSON array of objIDs; keys are made in the array's order */
+	[ST_FTS_KEYS] = "INSERT INTO asset_key(obj_id) SELECT e.v"
+	    " FROM jsonb_array_elements_text(CAST(?1 AS jsonb))"
+	    " WITH ORDINALITY AS e(v, n) ORDER BY e.n"
+	    " ON CONFLICT(obj_id) DO NOTHING",
+	[ST_FTS_DEL_MANY] = "DELETE FROM asset_fts WHERE id IN"
+	    " (SELECT id FROM asset_key WHERE obj_id IN"
+	    " (SELECT jsonb_array_elements_text(CAST(?1 AS jsonb))))",
+	[ST_FTS_ADD_MANY] = "INSERT INTO asset_fts(id, slug, abstract,"
+	    " description, meta) SELECT " GWDB_PG_FTS_ROW " FROM assets a"
+	    " JOIN asset_key k ON k.obj_id = a.obj_id"
+	    " WHERE a.obj_id IN"
+	    " (SELECT jsonb_array_elements_text(CAST(?1 AS jsonb)))"
+	    " AND a.deleted = 0",
 	[ST_SEARCH_COUNT] = "SELECT count(*) FROM asset_fts,"
 	    " mosgw_tsquery(?1) q WHERE tsv @@ q",
 	[ST_SEARCH_PAGE] = "SELECT " CATALOG_COLS " FROM (SELECT id,"
@@ -340,6 +354,9 @@ const char *const gwdb_pg_sql[ST__COUNT] = {
 	    " (SELECT string_agg(kind || ' ' || tech || ' ' || url, chr(10)"
 	    " ORDER BY seq) FROM asset_paths WHERE obj_id = ?1)"
 	    " FROM assets WHERE obj_id = ?1",
+	/* an integer, as every gateway text returns (no boolean) */
+	[ST_RO_ITEM_ANY] = "SELECT CASE WHEN EXISTS (SELECT 1 FROM ro_item)"
+	    " THEN 1 ELSE 0 END",
 	[ST_EVENTS_HEAD] = "SELECT coalesce((SELECT CASE WHEN is_called"
 	    " THEN last_value ELSE 0 END FROM events_id_seq), 0),"
 	    " coalesce((SELECT value FROM gw_meta"
