@@ -8,7 +8,8 @@
  * left aside. The lines update an asset that was there before, name an
  * asset twice (in one transaction and in two), and touch an asset that a
  * running order holds (its item status job). Then a line the database
- * refuses (a trigger) is refused alone, by its line number.
+ * refuses (a trigger) is refused alone, by its line number. Runs on the
+ * backend of MOSGW_DB_DRIVER (the test's SQL in that dialect).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -99,15 +100,26 @@ teardown(void **state)
 	return rc;
 }
 
+/* A connection to a gateway's database, SQLite or PostgreSQL. */
+static struct store *
+db_open(struct gwproc *gp, int flags)
+{
+	struct store_conf	 c = { gp->driver, gp->db, gp->pg.dsn };
+	struct store		*db;
+	char			*err = NULL;
+
+	if (store_open(&db, &c, flags, &err) != STORE_OK)
+		fail_msg("open the gateway's database: %s", err);
+	store_busy_timeout(db, WAIT_MS);
+	return db;
+}
+
 /* Run SQL on a gateway's database from the test. */
 static void
 db_exec(struct gwproc *gp, const char *sql)
 {
-	struct store	*db;
+	struct store	*db = db_open(gp, 0);
 
-	assert_int_equal(store_open_file(&db, gp->db, STORE_OPEN_CREATE, NULL),
-	    STORE_OK);
-	store_busy_timeout(db, WAIT_MS);
 	if (store_exec(db, sql) != STORE_OK)
 		fail_msg("%s: %s", sql, store_errmsg(db));
 	store_close(db);
@@ -117,10 +129,11 @@ db_exec(struct gwproc *gp, const char *sql)
  * The state an import must leave as the PUTs do, as text: every row of
  * these queries, times left out.
  */
+#define DUMP_NQ	10
 static char *
 db_dump(struct gwproc *gp)
 {
-	static const char *const sql[] = {
+	static const char *const sqlite[DUMP_NQ] = {
 		"SELECT obj_id, slug, type, tb, dur, rev, air, status,"
 		" abstract, description, obj_group, created_by, changed_by,"
 		" deleted FROM assets ORDER BY obj_id",
@@ -139,19 +152,28 @@ db_dump(struct gwproc *gp)
 		"SELECT name, value FROM queue_counters ORDER BY name",
 		"SELECT count(*) FROM asset_fts WHERE asset_fts MATCH 'quick'",
 	};
-	struct store		*db;
+	/* the same rows on PostgreSQL (its search index, its bytea) */
+	static const char *const pg[DUMP_NQ] = {
+		[4] = "SELECT id, slug, abstract, description, meta"
+		" FROM asset_fts ORDER BY id",
+		[5] = "SELECT id, lane, kind, convert_from(payload, 'UTF8'),"
+		" state, blocked, priority, attempts, max_attempts, idem_key,"
+		" coalesce_key, after_job, last_error FROM jobs ORDER BY id",
+		[9] = "SELECT count(*) FROM asset_fts,"
+		" mosgw_tsquery('quick') q WHERE tsv @@ q",
+	};
+	struct store		*db = db_open(gp, STORE_OPEN_READONLY);
 	struct store_stmt	*st;
 	char		*out = NULL, *next;
-	const char	*v;
+	const char	*v, *q;
 	size_t		 i;
 	int		 c;
 
-	assert_int_equal(store_open_file(&db, gp->db, STORE_OPEN_READONLY,
-	    NULL), STORE_OK);
-	store_busy_timeout(db, WAIT_MS);
-	for (i = 0; i < sizeof sql / sizeof *sql; i++) {
-		if (store_prepare(db, sql[i], 0, &st) != STORE_OK)
-			fail_msg("%s: %s", sql[i], store_errmsg(db));
+	for (i = 0; i < DUMP_NQ; i++) {
+		q = gp->driver == STORE_POSTGRESQL && pg[i] != NULL ? pg[i] :
+		    sqlite[i];
+		if (store_prepare(db, q, 0, &st) != STORE_OK)
+			fail_msg("%s: %s", q, store_errmsg(db));
 		while (store_step(st) == STORE_ROW) {
 			for (c = 0; c < store_column_count(st); c++) {
 				v = store_column_text(st, c);
@@ -338,9 +360,18 @@ test_import_refused_by_db(void **state)
 	char		*nd = NULL, *next, *out;
 	int		 i, fd;
 
-	db_exec(s->gw[0], "CREATE TRIGGER no_bad BEFORE INSERT ON assets"
-	    " WHEN NEW.obj_id = 'BAD-7' BEGIN"
-	    " SELECT RAISE(ABORT, 'BAD-7 is not welcome'); END;");
+	if (s->gw[0]->driver == STORE_POSTGRESQL)
+		db_exec(s->gw[0], "CREATE FUNCTION no_bad() RETURNS trigger"
+		    " LANGUAGE plpgsql AS $f$ BEGIN"
+		    " RAISE EXCEPTION 'BAD-7 is not welcome'"
+		    " USING ERRCODE = 'check_violation'; END $f$;"
+		    "CREATE TRIGGER no_bad BEFORE INSERT ON assets"
+		    " FOR EACH ROW WHEN (NEW.obj_id = 'BAD-7')"
+		    " EXECUTE FUNCTION no_bad();");
+	else
+		db_exec(s->gw[0], "CREATE TRIGGER no_bad BEFORE INSERT ON"
+		    " assets WHEN NEW.obj_id = 'BAD-7' BEGIN"
+		    " SELECT RAISE(ABORT, 'BAD-7 is not welcome'); END;");
 	for (i = 0; i < 30; i++) {
 		assert_true(asprintf(&next, "%s{\"objID\":\"%s-%d\","
 		    "\"objSlug\":\"x\"}\n", nd != NULL ? nd : "", i == 7 ?
