@@ -73,6 +73,9 @@ api_not_ready(struct gw *gw)
 	}
 	if (gw->db_lost)
 		return "database-lost";
+	/* a server, not a file: its loss is db_lost */
+	if (cfg->db_driver == STORE_POSTGRESQL)
+		return NULL;
 	if ((why = gwdb_hold_lost(&gw->hold, cfg->db_path)) != NULL)
 		return strcmp(why, "unlinked") == 0 ? "database-removed" :
 		    strcmp(why, "replaced") == 0 ? "database-replaced" :

@@ -452,7 +452,8 @@ met_db_render(struct sbuf *sb)
 	met_samplev(sb, "mosgw_queue_rescues_total", (double)d->st.rescues,
 	    (char *)NULL);
 	met_head(sb, "mosgw_database_size_bytes", "gauge", "Size of the "
-	    "database file with its write-ahead log.");
+	    "database file with its write-ahead log (PostgreSQL: of the "
+	    "database).");
 	met_samplev(sb, "mosgw_database_size_bytes", (double)d->db_bytes,
 	    (char *)NULL);
 	met_head(sb, "mosgw_history_size_bytes", "gauge", "Bytes the message "
@@ -567,9 +568,18 @@ met_refresh_run(struct gwdb *g, void *arg)
 	d->hist_bytes = history_bytes(g);
 	if (d->hist_bytes < 0)
 		d->hist_bytes = 0;
-	d->db_bytes = met_file_size(t->path, "") +
-	    met_file_size(t->path, "-wal");
-	return QUEUE_OK;
+	if (!gwdb_is_pg(g)) {
+		d->db_bytes = met_file_size(t->path, "") +
+		    met_file_size(t->path, "-wal");
+		return QUEUE_OK;
+	}
+	if ((rc = store_prepare(g->db, "SELECT pg_database_size("
+	    "current_database())", 0, &st)) != STORE_OK)
+		return gwdb_rc(rc);
+	if ((rc = store_step(st)) == STORE_ROW)
+		d->db_bytes = store_column_int64(st, 0);
+	store_finalize(st);
+	return rc == STORE_ROW ? QUEUE_OK : gwdb_rc(rc);
 }
 
 static void
