@@ -111,7 +111,8 @@ static void
 test_submit(void **state)
 {
 	struct cli	 c;
-	char		*out, want[64], after[32];
+	char		*out, *end, after[32];
+	const char	*p;
 	long long	 id, id2;
 
 	cli_init(state, &c);
@@ -131,8 +132,10 @@ test_submit(void **state)
 	snprintf(after, sizeof after, "%lld", id);
 	out = run(&c, c.write, 0, "QUEUED (asset CLIP-1, kind proxy)", "job",
 	    "submit", "CLIP-1", "proxy", "--after", after, (char *)NULL);
-	snprintf(want, sizeof want, "job #%lld: ", id + 1);
-	assert_non_null(strstr(out, want));
+	/* a newer id (PostgreSQL's sequence skips those the key took) */
+	assert_non_null(p = strstr(out, "job #"));
+	assert_true(strtoll(p + 5, &end, 10) > id);
+	assert_true(strncmp(end, ": ", 2) == 0);
 	free(out);
 
 	free(run(&c, c.read, 69, "mosctl: 403 ", "job", "submit", "CLIP-1",
