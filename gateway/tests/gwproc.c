@@ -899,6 +899,27 @@ gwproc_queue(struct gwproc *gp)
 	return q;
 }
 
+/* A store connection to the gateway's database. */
+struct store *
+gwproc_store(struct gwproc *gp, int flags)
+{
+	struct store_conf	 c;
+	struct store		*db;
+	char			*err = NULL;
+
+	c.driver = gp->driver;
+	c.path = gp->db;
+	c.dsn = gp->driver == STORE_POSTGRESQL ? gp->pg.dsn : NULL;
+	if (store_open(&db, &c, flags, &err) != STORE_OK) {
+		gwproc_warn("open %s: %s", gp->driver == STORE_POSTGRESQL ?
+		    gp->pg.name : gp->db, err != NULL ? err : "?");
+		free(err);
+		return NULL;
+	}
+	store_busy_timeout(db, 5000);
+	return db;
+}
+
 /* Count jobs of a lane in a state, page by page. */
 long
 gwproc_job_count(struct gwproc *gp, const char *lane, int state)

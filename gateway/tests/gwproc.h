@@ -148,6 +148,11 @@ int		 gwproc_asset_delete(struct gwproc *, const char *obj_id);
 
 /* Open the gateway's database with the queue API (a second connection). */
 struct queue	*gwproc_queue(struct gwproc *);
+/*
+ * A store connection to the gateway's database, SQLite file or PostgreSQL
+ * (STORE_OPEN_* flags; busy 5 s), or NULL with a warning.
+ */
+struct store	*gwproc_store(struct gwproc *, int flags);
 /* The gateway's database, for gwdb_open (driver, path or dsn; busy 5 s). */
 struct gwdb_opts;
 void		 gwproc_db_opts(struct gwproc *, struct gwdb_opts *);

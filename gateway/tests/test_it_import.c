@@ -104,12 +104,9 @@ teardown(void **state)
 static struct store *
 db_open(struct gwproc *gp, int flags)
 {
-	struct store_conf	 c = { gp->driver, gp->db, gp->pg.dsn };
-	struct store		*db;
-	char			*err = NULL;
+	struct store	*db;
 
-	if (store_open(&db, &c, flags, &err) != STORE_OK)
-		fail_msg("open the gateway's database: %s", err);
+	assert_non_null(db = gwproc_store(gp, flags));
 	store_busy_timeout(db, WAIT_MS);
 	return db;
 }

@@ -186,9 +186,8 @@ sync_state(struct isync_rig *s, char *buf, size_t len)
 	struct store_stmt	*st;
 
 	*buf = '\0';
-	GWRIG_CHECK(s->r, store_open_file(&db, s->r->gw->db,
-	    STORE_OPEN_READONLY, NULL) == STORE_OK);
-	store_busy_timeout(db, 5000);
+	GWRIG_CHECK(s->r, (db = gwproc_store(s->r->gw, STORE_OPEN_READONLY)) !=
+	    NULL);
 	if (store_prepare(db, "SELECT state FROM ncs_sync WHERE "
 	    "ncs = 'n2'", 0, &st) == STORE_OK) {
 		if (store_step(st) == STORE_ROW)
