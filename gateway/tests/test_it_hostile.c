@@ -566,16 +566,28 @@ test_slowloris_500(void **state)
 	GWRIG_CHECK(r, (c = ncs_connects(r, NCSPEER_QUERY, &ms)) > 0);
 }
 
-/* The logical size of the gateway's database (pages in use), bytes. */
+/* Is the gateway's database on PostgreSQL? */
+static bool
+db_pg(struct queue *q)
+{
+	return store_driver(queue_db(q)) == STORE_POSTGRESQL;
+}
+
+/*
+ * The logical size of the gateway's database (pages in use), bytes; on
+ * PostgreSQL the database's size (times one).
+ */
 static int64_t
 db_size(struct gwrig *r, struct queue *q)
 {
 	struct store_stmt	*st;
-	int64_t		 v[2] = { -1, -1 };
+	int64_t		 v[2] = { -1, 1 };
 	const char	*sql[2] = { "PRAGMA page_count", "PRAGMA page_size" };
 	int		 i;
 
-	for (i = 0; i < 2; i++) {
+	if (db_pg(q))
+		sql[0] = "SELECT pg_database_size(current_database())";
+	for (i = 0; i < (db_pg(q) ? 1 : 2); i++) {
 		GWRIG_CHECK(r, store_prepare(queue_db(q), sql[i], 0, &st) ==
 		    STORE_OK);
 		if (store_step(st) == STORE_ROW)
@@ -694,7 +706,9 @@ test_unknown_pair_flood(void **state)
 	size1 = db_size(r, q);
 	rows = (long)db_int(q, "SELECT count(*) FROM history WHERE outcome "
 	    "LIKE 'unknown-pair %'");
-	longest = (long)db_int(q, "SELECT max(length(CAST(xml AS BLOB))) FROM "
+	longest = (long)db_int(q, db_pg(q) ? "SELECT max(octet_length(xml)) "
+	    "FROM history WHERE outcome LIKE 'unknown-pair %'" :
+	    "SELECT max(length(CAST(xml AS BLOB))) FROM "
 	    "history WHERE outcome LIKE 'unknown-pair %'");
 	nacks = (long)db_int(q, "SELECT count(*) FROM history WHERE "
 	    "outcome = 'nack' AND ncs = ''");
@@ -751,7 +765,10 @@ test_history_budget(void **state)
 	end = ncspeer_now_ms() + 15000;
 	do {
 		usleep(100000);
-		bytes = db_int(q, "SELECT sum(length(CAST(xml AS BLOB)) + "
+		bytes = db_int(q, db_pg(q) ? "SELECT sum(octet_length(xml) + "
+		    "octet_length(outcome) + octet_length(type) + "
+		    "octet_length(ncs) + 48) FROM history" :
+		    "SELECT sum(length(CAST(xml AS BLOB)) + "
 		    "length(CAST(outcome AS BLOB)) + "
 		    "length(CAST(type AS BLOB)) + "
 		    "length(CAST(ncs AS BLOB)) + 48) FROM history");
