@@ -450,6 +450,30 @@ gw_db_after(void *arg, dbw_run_fn ran)
 		events_wake(gw->events);
 }
 
+/*
+ * The checkpointer of an SQLite database, asked by the daemon's
+ * connections (o's too, for the bookkeeping thread's); PostgreSQL has no
+ * write-ahead log of ours to copy back.
+ */
+static int
+gw_open_ckpt(struct gw *gw, struct gwdb_opts *o, char **cause)
+{
+	char	*err = NULL;
+
+	if (o->driver == STORE_POSTGRESQL)
+		return 0;
+	if ((gw->ckpt = ckpt_new(o->path, o->sync_normal, &err)) == NULL) {
+		xasprintf(cause, "database %s: %s", o->path, err != NULL ?
+		    err : "?");
+		free(err);
+		return -1;
+	}
+	queue_set_checkpointer(gw->db->q, ckpt_poke, gw->ckpt);
+	o->ckpt_fn = ckpt_poke;
+	o->ckpt_arg = gw->ckpt;
+	return 0;
+}
+
 /* Open the database and record the NCSs. */
 static int
 gw_open_db(struct gw *gw, char **cause)
@@ -530,15 +554,8 @@ open:
 		    where, gwdb_errmsg(gw->db));
 		return -1;
 	}
-	if ((gw->ckpt = ckpt_new(o.path, o.sync_normal, &err)) == NULL) {
-		xasprintf(cause, "database %s: %s", o.path, err != NULL ? err :
-		    "?");
-		free(err);
+	if (gw_open_ckpt(gw, &o, cause) != 0)
 		return -1;
-	}
-	queue_set_checkpointer(gw->db->q, ckpt_poke, gw->ckpt);
-	o.ckpt_fn = ckpt_poke;
-	o.ckpt_arg = gw->ckpt;
 	if ((gw->dbw = dbw_new(gw->base, &o, !o.sync_normal, &err)) == NULL) {
 		xasprintf(cause, "database %s: %s", where, err != NULL ? err :
 		    "?");

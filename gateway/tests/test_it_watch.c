@@ -194,34 +194,47 @@ test_metrics(void **state)
 /*
  * The write-ahead log is copied back by the checkpointer thread: an
  * import that writes well over QUEUE_CHECKPOINT_PAGES pages is followed by
- * checkpoints done there, none failed, and the time they took counted.
+ * checkpoints done there, none failed, and the time they took counted
+ * (on PostgreSQL the daemon has no checkpointer: none counted).
  */
 static void
 test_checkpoints(void **state)
 {
+	struct gwrig		*rig = *state;
 	struct httpc_resp	 r;
 	struct prom		 p;
 	struct sbuf		 nd = { NULL, 0, 0 };
-	char			 text[2049];
-	int			 i;
+	char			 text[2049], want[32];
+	int			 i, n;
 
+	/* PostgreSQL: fewer, a bound for its slower import */
+	n = rig->gw->driver == STORE_SQLITE ? 1500 : 300;
 	memset(text, 'a', sizeof text - 1);
 	text[sizeof text - 1] = '\0';
-	for (i = 0; i < 1500; i++)
+	for (i = 0; i < n; i++)
 		sbuf_printf(&nd, "{\"objID\":\"CK-%04d\",\"objSlug\":"
 		    "\"Clip %d\",\"mosAbstract\":\"%d %s\"}\n", i, i, i, text);
 	memset(&r, 0, sizeof r);
-	if (httpc_import(port(state), TOK_WRITE, nd.s, DEADLINE_MS, &r) != 0 ||
-	    r.status != 200)
+	if (httpc_import(port(state), TOK_WRITE, nd.s, 4 * DEADLINE_MS,
+	    &r) != 0 || r.status != 200)
 		fail_msg("import: %d %s", r.status, r.body != NULL ? r.body :
 		    "");
-	assert_non_null(strstr(r.body, "\"accepted\":1500"));
+	snprintf(want, sizeof want, "\"accepted\":%d", n);
+	assert_non_null(strstr(r.body, want));
 	httpc_resp_clear(&r);
 	sbuf_free(&nd);
 
-	wait_metric(state, "mosgw_database_checkpoints_total", "result=done",
-	    1);
+	/* PostgreSQL: no write-ahead log of ours, no checkpoint counted */
+	if (rig->gw->driver == STORE_SQLITE)
+		wait_metric(state, "mosgw_database_checkpoints_total",
+		    "result=done", 1);
 	scrape(state, &p);
+	if (rig->gw->driver != STORE_SQLITE) {
+		assert_true(val(&p, "mosgw_database_checkpoints_total",
+		    "result=done") == 0);
+		prom_free(&p);
+		return;
+	}
 	assert_true(val(&p, "mosgw_database_checkpoints_total",
 	    "result=failed") == 0);
 	assert_true(val(&p, "mosgw_database_checkpoint_seconds_total", "") >
