@@ -2,6 +2,8 @@
 # all project libraries; bench/run.sh runs the parts in order.
 
 BENCH_PROGS = $(patsubst bench/bench_%.c,$(B)/bench/bench_%,$(wildcard bench/bench_*.c))
-$(BENCH_PROGS): $(B)/bench/bench_%: $(OBJ)/bench/bench_%.o $(LIB_GWCORE) \
-                $(LIB_QUEUE) $(LIB_STORE) $(LIB_MOSJSON) $(LIB_MOSXML)
+# (the gateway's test rig, which some include, makes PostgreSQL databases)
+$(BENCH_PROGS): $(B)/bench/bench_%: $(OBJ)/bench/bench_%.o $(PGDB_OBJS) \
+                $(LIB_GWCORE) $(LIB_QUEUE) $(LIB_STORE) $(LIB_MOSJSON) \
+                $(LIB_MOSXML)
 	$(call link,$(LIBS_GATEWAY) $(LIBS_JSON) -lpthread)
