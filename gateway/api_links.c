@@ -1,7 +1,8 @@
 /*
  * /v1/links: the state of our links to every NCS, read from the link
  * structures on the loop (no database): per NCS, port (lower, upper,
- * query) and target (primary, buddy).
+ * query) and target (primary, buddy), with the instance that owns the
+ * NCS's links (owner.c).
  */
 #include <stdlib.h>
 
@@ -20,6 +21,22 @@ links_time(int64_t mono, int64_t now_wall, int64_t now_mono)
 		return json_null();
 	util_iso_ms(now_wall - (now_mono - mono), buf, sizeof buf);
 	return json_string(buf);
+}
+
+/* Who owns the NCS's outbound links (owner.c), as far as known. */
+static json_t *
+links_owner(struct gw *gw, const struct ncs *n)
+{
+	char	holder[80];
+	int64_t	epoch;
+	json_t	*o;
+
+	owner_info(gw->owner, n, holder, sizeof holder, &epoch);
+	o = json_pack("{s:s?, s:I, s:b}", "instance", holder[0] != '\0' ?
+	    holder : NULL, "epoch", (json_int_t)epoch, "ours", n->owned);
+	if (o == NULL)
+		fatalx("json_pack failed");
+	return o;
 }
 
 /* One link as a JSON object. */
@@ -66,6 +83,7 @@ links_one(const struct link *l, bool active, int64_t wall, int64_t mono)
 	    "failuresInARow", l->failures);
 	if (o == NULL)
 		fatalx("json_pack failed");
+	json_object_set_new(o, "owner", links_owner(n->gw, n));
 	return o;
 }
 
@@ -93,5 +111,6 @@ api_links(struct api_req *r)
 			json_array_append_new(a, links_one(n->qlink,
 			    active == 0, wall, mono));
 	}
-	api_reply_json(r, 200, json_pack("{s:o}", "links", a));
+	api_reply_json(r, 200, json_pack("{s:s, s:o}", "instance",
+	    owner_instance(gw->owner), "links", a));
 }

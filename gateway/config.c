@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gateway/gateway.h"
 
@@ -127,6 +128,9 @@ static const struct cfg_key cfg_keys[] = {
 	    G(output_high_watermark), "1048576", 0, 4096, 1024 * MIB, NULL },
 	{ SECT_GATEWAY, "mos_req_all_pause_unit", CT_ENUM, G(pause_ms), "s", 0,
 	    0, 0, unit_names },
+	{ SECT_GATEWAY, "instance", CT_STR, G(instance), "", 0, 0, 64, NULL },
+	{ SECT_GATEWAY, "takeover", CT_SECS, G(takeover_ms), "5", 0, 1000,
+	    300000, NULL },
 
 	{ SECT_DATABASE, "driver", CT_ENUM, G(db_driver), "sqlite", 0, 0, 0,
 	    driver_names },
@@ -867,6 +871,34 @@ cfg_check_database(struct cfg_parse *p)
 		    "(it has: sqlite)", store_driver_name(d));
 }
 
+/*
+ * [gateway] instance: 1..64 of A-Z a-z 0-9 . _ -, the host name when not
+ * set (a host name that is not such a name must be replaced by one).
+ */
+static void
+cfg_check_instance(struct cfg_parse *p)
+{
+	struct gw_config	*cfg = p->cfg;
+	char			 host[256];
+	int			 line;
+
+	line = cfg->lines[cfg_key_index(SECT_GATEWAY, "instance")];
+	if (line == 0) {
+		if (gethostname(host, sizeof host) != 0)
+			host[0] = '\0';
+		host[sizeof host - 1] = '\0';
+		free(cfg->instance);
+		cfg->instance = xstrdup(host);
+	}
+	if (!config_instance_ok(cfg->instance))
+		cfg_error(p, line != 0 ? line : p->sect_line[SECT_GATEWAY],
+		    "[gateway]: instance %s%s%s is not a name "
+		    "(1 to 64 of A-Z a-z 0-9 . _ -)%s",
+		    line == 0 ? "(the host name " : "\"",
+		    cfg->instance, line == 0 ? ")" : "\"",
+		    line == 0 ? ": set instance" : "");
+}
+
 /* Cross-checks of one NCS section. */
 static void
 cfg_check_ncs(struct cfg_parse *p, struct ncs_conf *n)
@@ -1057,6 +1089,7 @@ cfg_check(struct cfg_parse *p)
 		    '\0' ? "tls_key" : "tls_cert"), "[api]: tls_cert and "
 		    "tls_key go together (both set: HTTPS; neither: HTTP)");
 	cfg_check_database(p);
+	cfg_check_instance(p);
 	if (cfg->backoff_base_ms > cfg->backoff_max_ms)
 		cfg_error(p, cfg_global_line(p, SECT_DATABASE, "backoff_max"),
 		    "[database]: backoff_max is less than backoff_base");
@@ -1248,6 +1281,20 @@ config_free(struct gw_config *cfg)
 	free(cfg);
 }
 
+/* Is s an instance name: 1 to 64 of A-Z a-z 0-9 . _ -? */
+bool
+config_instance_ok(const char *s)
+{
+	size_t	n;
+
+	for (n = 0; s[n] != '\0'; n++) {
+		if (!isalnum((unsigned char)s[n]) && s[n] != '.' &&
+		    s[n] != '_' && s[n] != '-')
+			return false;
+	}
+	return n >= 1 && n <= 64;
+}
+
 /* The NCS section with that name, or NULL. */
 const struct ncs_conf *
 config_find_ncs(const struct gw_config *cfg, const char *name)
@@ -1342,6 +1389,9 @@ config_print_defaults(FILE *f)
 		    i++)
 			if (strcmp(k->key, examples[i].key) == 0)
 				v = examples[i].value;
+		/* the host name unless set */
+		if (k->sect == SECT_GATEWAY && strcmp(k->key, "instance") == 0)
+			pre = "; ";
 		fprintf(f, "%s%s = %s%s\n", pre, k->key, v,
 		    (k->flags & CF_REQUIRED) ? "\t; required" : "");
 	}

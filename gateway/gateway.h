@@ -333,6 +333,8 @@ struct gw_config {
 	int64_t		 output_high_watermark;
 	int		 pause_ms;	/* mos_req_all_pause_unit: 0 = s, 1 =
 	    ms */
+	char		*instance;	/* this instance's name (owner.c) */
+	int64_t		 takeover_ms;	/* an NCS's links change owner */
 	/* [database] */
 	int		 db_driver;	/* driver: enum store_driver */
 	char		*db_path;	/* the SQLite file */
@@ -391,6 +393,8 @@ const struct ncs_conf *config_find_ncs(const struct gw_config *,
 bool	 config_ncs_equal(const struct ncs_conf *, const struct ncs_conf *);
 struct ncs_conf *config_ncs_dup(const struct ncs_conf *);
 void	 config_ncs_free(struct ncs_conf *);
+/* Is s an instance name: 1 to 64 of A-Z a-z 0-9 . _ -? */
+bool	 config_instance_ok(const char *);
 /* Does the NCS accept roElementStat with this status (ro_element_stat)? */
 bool	 config_ro_status_on(const struct ncs_conf *, const char *status);
 /* Print every key with its default, as documentation (mosgw -D). */
@@ -491,6 +495,7 @@ struct gwdb_opts {
 	enum store_driver driver;	/* STORE_SQLITE (0): path; else dsn */
 	const char	*path;
 	const char	*dsn;
+	int		 idle_tx_ms;	/* PostgreSQL, see struct store_conf */
 	bool		 sync_normal;
 	int		 busy_ms;
 	bool		 must_exist;	/* never create the file (mosctl) */
@@ -1457,6 +1462,8 @@ struct ncs {
 	struct addr		 hosts[8];	/* host, buddy_host (`hosts`) */
 	size_t			 nhosts;
 	size_t			 nhosts_next;	/* replaced next when full */
+	bool			 owned;		/* its links are ours (owner.c) */
+	int64_t			 epoch;		/* owned since: 0 on SQLite */
 	TAILQ_ENTRY(ncs)	 entry;
 };
 TAILQ_HEAD(ncs_list, ncs);
@@ -1473,6 +1480,13 @@ void		 ncs_send(struct ncs *, enum gw_port, struct link_msg *);
 void		 ncs_cancel_all(struct ncs *);
 /* A link changed state: failover decisions, publisher wake-up. */
 void		 ncs_link_changed(struct ncs *, struct link *);
+/*
+ * This instance owns the NCS's outbound links from now on, at epoch (open
+ * them), or no longer (close them at once, cancel what is queued, give
+ * the claimed jobs back); reason goes to the links' state.
+ */
+void		 ncs_set_owned(struct ncs *, bool, int64_t epoch,
+		    const char *reason);
 /* An ENPS buddy sentence in a NACK: the target to switch to, or -1. */
 int		 ncs_buddy_target(struct ncs *, struct link *,
     const char *text);
@@ -1493,10 +1507,13 @@ bool		 ncs_allows(const struct ncs *, const struct addr *);
 /* publisher.c */
 
 /*
- * The daemon's worker names in the queue (publisher "PID:NCS", rostat.c
- * "PID:rostat"): a start takes back at once what such workers held.
+ * The daemon's worker names in the queue: a start on SQLite takes back at
+ * once what such workers held. The workers of an NCS's deliveries are
+ * GW_NCS_WORKER_PREFIX "NCS/INSTANCE/PID" (publisher.c, rostat.c adds
+ * "/rostat"): a new owner of the NCS takes back what they held (owner.c).
  */
 #define GW_WORKER_PREFIX	"mosgw:"
+#define GW_NCS_WORKER_PREFIX	GW_WORKER_PREFIX "ncs="
 
 struct publisher *publisher_new(struct ncs *);
 void		 publisher_free(struct publisher *);
@@ -1564,6 +1581,36 @@ void		 ckpt_poke(void *ckpt, int wal_frames);
 void		 ckpt_stats(struct ckpt *, struct ckpt_stats *);
 /* On the loop: log the checkpoints that failed since the last call. */
 void		 ckpt_report(struct ckpt *);
+
+/* ------------------------------------------------------------------------ */
+/*
+ * owner.c: which instance opens each NCS's outbound links (PostgreSQL: an
+ * advisory lock per NCS on a session of its own, an epoch per new owner in
+ * the table mosgw_owner; SQLite: always this one, epoch 0).
+ */
+
+struct owner;
+struct owner	*owner_new(struct gw *, char **cause);
+/* Stop competing; the session ends, so every lock goes (after the links). */
+void		 owner_free(struct owner *);
+/* An NCS started: owned at once (SQLite), or competed for. */
+void		 owner_ncs_start(struct owner *, struct ncs *);
+/* The configured NCSs changed: those gone are let go. */
+void		 owner_ncs_changed(struct owner *);
+/* The NCS's owner as far as known ("" unknown) and its epoch. */
+void		 owner_info(struct owner *, const struct ncs *, char *holder,
+		    size_t len, int64_t *epoch);
+const char	*owner_instance(const struct owner *);
+/*
+ * In the caller's transaction: is epoch still the NCS's (*cur gets the
+ * current one)? QUEUE_OK, QUEUE_ELOST, or an error; epoch 0 always OK.
+ */
+int		 owner_fence(struct gwdb *, const char *ncs, int64_t epoch,
+		    int64_t *cur);
+/* PostgreSQL, store codes: make the table; a new owner's epoch. */
+int		 owner_table(struct store *);
+int		 owner_bump(struct store *, const char *ncs,
+		    const char *instance, int64_t *epoch);
 
 /* ------------------------------------------------------------------------ */
 /* dbw.c: the bookkeeping thread, with its own database connection. */
@@ -1899,6 +1946,7 @@ struct gw {
 	bool			 db_lost;	/* unlinked or replaced */
 	struct dbw		*dbw;		/* bookkeeping thread */
 	struct ckpt		*ckpt;		/* checkpointer thread */
+	struct owner		*owner;		/* who opens the NCS links */
 	struct api		*api;		/* NULL: [api] port = 0 */
 	struct isync		*isync;		/* initial syncs */
 	struct sse_hub		*sse;		/* api_events.c */

@@ -489,6 +489,12 @@ gw_open_db(struct gw *gw, char **cause)
 	o.dsn = gw->cfg->db_dsn;
 	o.sync_normal = gw->cfg->sync_normal != 0;
 	o.busy_ms = (int)gw->cfg->busy_ms;
+	/*
+	 * An instance cut off in the middle of a transaction must not keep
+	 * the writer lock from the one that takes its NCSs over (owner.c).
+	 */
+	o.idle_tx_ms = (int)(gw->cfg->takeover_ms / 2 > 1000 ?
+	    gw->cfg->takeover_ms / 2 : 1000);
 	o.check = gw->cfg->start_check;
 	/* what messages name: the file, or the dsn without a password */
 	if (o.driver == STORE_POSTGRESQL) {
@@ -539,9 +545,12 @@ open:
 	/*
 	 * The hold says no other daemon runs on this file: the jobs that
 	 * workers named like ours hold are a dead life's (kill -9, crash).
+	 * On PostgreSQL other instances may be running: an NCS's jobs are
+	 * taken back by its next owner (owner.c), the others wait for their
+	 * leases.
 	 */
-	if (queue_release_orphans(gw->db->q, GW_WORKER_PREFIX, NULL, &n) !=
-	    QUEUE_OK) {
+	if (o.driver != STORE_POSTGRESQL && queue_release_orphans(gw->db->q,
+	    GW_WORKER_PREFIX, NULL, &n) != QUEUE_OK) {
 		xasprintf(cause, "database %s: cannot take back the jobs of "
 		    "the previous run: %s", where, queue_errmsg(gw->db->q));
 		return -1;
@@ -641,6 +650,8 @@ gw_new(struct gw_config *cfg, char **cause)
 	}
 	if (cfg->api_port != 0 && (gw->api = api_new(gw, cause)) == NULL)
 		goto fail;
+	if ((gw->owner = owner_new(gw, cause)) == NULL)
+		goto fail;
 	for (i = 0; i < cfg->nncs; i++) {
 		n = ncs_new(gw, &cfg->ncs[i]);
 		TAILQ_INSERT_TAIL(&gw->ncs, n, entry);
@@ -650,9 +661,9 @@ gw_new(struct gw_config *cfg, char **cause)
 	isync_kick(gw->isync);
 	webhooks_configure(gw);
 	log_event(LL_INFO, "start", "version=%s pid=%d mos_id=%s db=%s ncs=%zu "
-	    "synchronous=%s", MOSGW_VERSION, (int)getpid(), log_q(cfg->mos_id),
-	    log_q(cfg->db_path), cfg->nncs,
-	    cfg->sync_normal ? "normal" : "full");
+	    "synchronous=%s instance=%s", MOSGW_VERSION, (int)getpid(),
+	    log_q(cfg->mos_id), log_q(cfg->db_path), cfg->nncs,
+	    cfg->sync_normal ? "normal" : "full", log_q(cfg->instance));
 	gw->notify = notify_new(gw->base);
 	return gw;
 fail:
@@ -686,6 +697,7 @@ gw_free(struct gw *gw)
 	if (gw->dbw != NULL)
 		dbw_set_after(gw->dbw, NULL, NULL);
 	dbw_free(gw->dbw);	/* answers the API requests still running */
+	owner_free(gw->owner);	/* after the links: the locks go now */
 	api_free(gw->api);
 	events_free(gw->events);
 	publisher_works_free(&gw->pub_retry);
@@ -819,6 +831,7 @@ gw_reload_ncs(struct gw *gw, struct gw_config *cfg)
 		TAILQ_INSERT_TAIL(&gw->ncs, n, entry);
 		ncs_start(n);
 	}
+	owner_ncs_changed(gw->owner);
 }
 
 /*

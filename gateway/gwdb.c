@@ -597,6 +597,7 @@ gwdb_open(struct gwdb **out, const struct gwdb_opts *o, char **err)
 	qo.driver = o->driver;
 	qo.path = o->path;
 	qo.dsn = o->dsn;
+	qo.idle_tx_ms = o->idle_tx_ms;
 	qo.sync_normal = o->sync_normal;
 	qo.busy_ms = o->busy_ms;
 	qo.must_exist = o->must_exist;

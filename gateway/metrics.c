@@ -350,6 +350,31 @@ met_link_state(struct sbuf *sb, const struct ncs *n, const struct link *l)
 		    (char *)NULL);
 }
 
+/* Who owns each NCS's links (owner.c): this instance, or which other. */
+static void
+met_owner(struct sbuf *sb, struct gw *gw)
+{
+	struct ncs	*n;
+	char		 holder[80];
+	int64_t		 epoch;
+
+	met_head(sb, "mosgw_ncs_owned", "gauge", "1 while this instance "
+	    "owns the NCS's outbound links (label instance: this one), else "
+	    "0.");
+	TAILQ_FOREACH(n, &gw->ncs, entry)
+		met_samplev(sb, "mosgw_ncs_owned", n->owned ? 1 : 0, "ncs",
+		    n->conf->name, "instance", owner_instance(gw->owner),
+		    (char *)NULL);
+	met_head(sb, "mosgw_ncs_owner_epoch", "gauge", "The owner epoch of "
+	    "each NCS as this instance last saw it, labelled with the "
+	    "instance that owns its links (\"\" while unknown).");
+	TAILQ_FOREACH(n, &gw->ncs, entry) {
+		owner_info(gw->owner, n, holder, sizeof holder, &epoch);
+		met_samplev(sb, "mosgw_ncs_owner_epoch", (double)epoch, "ncs",
+		    n->conf->name, "owner", holder, (char *)NULL);
+	}
+}
+
 /* The links: state (one sample per possible state), heartbeats. */
 static void
 met_links(struct sbuf *sb, struct gw *gw)
@@ -358,6 +383,8 @@ met_links(struct sbuf *sb, struct gw *gw)
 	struct link	*l;
 	size_t		 i;
 	int64_t		 now = util_now_ms();
+
+	met_owner(sb, gw);
 
 	met_head(sb, "mosgw_link_state", "gauge", "1 for the state each "
 	    "link to an NCS is in (down, connecting, up, degraded, "

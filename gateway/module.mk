@@ -23,7 +23,7 @@ $(GATEWAY_TESTS): $(B)/tests/gateway_%: $(OBJ)/gateway/tests/test_%.o $(GWTEST_O
 	$(call link,$(LIBS_GATEWAY) $(LIBS_JSON) $(LIBS_CMOCKA) -lpthread)
 TEST_PROGS += $(GATEWAY_TESTS)
 # The suites that also run against PostgreSQL (make check's second pass).
-GATEWAY_PG_SUITES = catalog dbw events history msgid rostore search it_link \
+GATEWAY_PG_SUITES = catalog dbw events history msgid owner rostore search it_link \
                     it_publish it_ro it_history it_import it_window it_api \
                     it_apibatch it_hooktls it_events it_jobs it_jobcli \
                     it_page it_links it_watch it_cli it_crash it_failover \

@@ -151,12 +151,29 @@ ncs_new(struct gw *gw, const struct ncs_conf *conf)
 	return n;
 }
 
-/* Connect: the primary, and the buddy too unless it is a hot standby. */
+/*
+ * Start: the links open once this instance owns the NCS (at once on
+ * SQLite; see owner.c).
+ */
 void
 ncs_start(struct ncs *n)
 {
 	struct timeval	tv = { 0, NCS_TICK_MS * 1000 };
-	int		p;
+
+	n->active = 0;
+	event_add(n->tick_ev, &tv);
+	log_event(LL_INFO, "ncs.start", "ncs=%s ncs_id=%s host=%s buddy=%s "
+	    "publish=%s", n->conf->name, log_q(n->conf->ncs_id),
+	    log_q(n->conf->host), log_q(ncs_has_buddy(n) ? n->conf->buddy_host :
+	    "-"), n->conf->publish ? "yes" : "no");
+	owner_ncs_start(n->gw->owner, n);
+}
+
+/* Connect: the primary, and the buddy too unless it is a hot standby. */
+static void
+ncs_links_on(struct ncs *n)
+{
+	int	p;
 
 	n->active = 0;
 	for (p = 0; p < 2; p++) {
@@ -166,11 +183,39 @@ ncs_start(struct ncs *n)
 	}
 	if (n->qlink != NULL)
 		link_enable(n->qlink, true);
-	event_add(n->tick_ev, &tv);
-	log_event(LL_INFO, "ncs.start", "ncs=%s ncs_id=%s host=%s buddy=%s "
-	    "publish=%s", n->conf->name, log_q(n->conf->ncs_id),
-	    log_q(n->conf->host), log_q(ncs_has_buddy(n) ? n->conf->buddy_host :
-	    "-"), n->conf->publish ? "yes" : "no");
+}
+
+/* Ours from now on, or no longer (see gateway.h). */
+void
+ncs_set_owned(struct ncs *n, bool on, int64_t epoch, const char *reason)
+{
+	struct link	*l;
+	int		 t, p;
+
+	if (on) {
+		if (n->owned && n->epoch == epoch)
+			return;
+		n->owned = true;
+		n->epoch = epoch;
+		ncs_links_on(n);
+		return;
+	}
+	if (!n->owned)
+		return;
+	n->owned = false;
+	profile1_req_all_stop(n);
+	for (t = 0; t < 3; t++) {
+		for (p = 0; p < 2; p++) {
+			l = t < 2 ? n->link[t][p] : p == 0 ? n->qlink : NULL;
+			if (l == NULL)
+				continue;
+			link_enable(l, false);
+			util_strlcpy(l->reason, reason, sizeof l->reason);
+		}
+	}
+	ncs_cancel_all(n);
+	publisher_release_all(n->pub);
+	gw_flush_soon(n->gw);
 }
 
 /* Cancel every queued message: its owner gets LINK_CANCELLED. */

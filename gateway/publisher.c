@@ -64,6 +64,7 @@ enum pub_action {
 struct pub_job {
 	int64_t		 id;
 	int64_t		 gen;
+	int64_t		 epoch;		/* the NCS's owner epoch at the claim */
 	char		*obj_id;
 	int		 prio;		/* the job's priority */
 	int		 attempts;
@@ -83,6 +84,7 @@ enum pub_op_kind {
 	PUB_OP_FAIL,		/* retry with backoff or FAILED */
 	PUB_OP_RELEASE,		/* back to the queue, no attempt counted */
 	PUB_OP_LEASE,		/* renew the lease */
+	PUB_OP_FENCED,		/* refused: claimed under an older owner */
 };
 
 /* One thing for the database to do with a job; rc is the result. */
@@ -90,6 +92,7 @@ struct pub_op {
 	enum pub_op_kind kind;
 	int64_t		 id;
 	int64_t		 gen;
+	int64_t		 epoch;		/* the job's claim epoch */
 	char		*obj_id;
 	char		*text;		/* FAIL: the NACK text */
 	bool		 permanent;
@@ -113,6 +116,7 @@ struct pub_work {
 	char			*ncs;
 	char			*lane;
 	char			*worker;
+	int64_t			 epoch;		/* the NCS's owner epoch */
 	struct pub_ops		 ops;
 	/* the claim: want > 0 */
 	size_t			 want;
@@ -127,6 +131,7 @@ struct pub_work {
 	struct pub_job		*jobs;
 	size_t			 njobs;
 	size_t			 deferred;	/* busy objects given back */
+	size_t			 fenced;	/* ops of a stale owner refused */
 	TAILQ_ENTRY(pub_work)	 entry;
 };
 
@@ -175,9 +180,9 @@ pub_job_clear(struct pub_job *j)
 	wire_clear(&j->wire);
 }
 
-/* A new op at the end of the list (zeroed but for kind, id, gen). */
+/* A new op at the end of the list (zeroed but for kind and j's claim). */
 static struct pub_op *
-pub_op_add(struct pub_ops *o, enum pub_op_kind kind, int64_t id, int64_t gen)
+pub_op_add(struct pub_ops *o, enum pub_op_kind kind, const struct pub_job *j)
 {
 	struct pub_op	*op;
 
@@ -188,8 +193,11 @@ pub_op_add(struct pub_ops *o, enum pub_op_kind kind, int64_t id, int64_t gen)
 	op = &o->v[o->n++];
 	memset(op, 0, sizeof *op);
 	op->kind = kind;
-	op->id = id;
-	op->gen = gen;
+	if (j != NULL) {
+		op->id = j->id;
+		op->gen = j->gen;
+		op->epoch = j->epoch;
+	}
 	return op;
 }
 
@@ -220,7 +228,7 @@ pub_ops_move(struct pub_ops *to, struct pub_ops *from)
 		return;
 	}
 	for (i = 0; i < from->n; i++)
-		*pub_op_add(to, from->v[i].kind, 0, 0) = from->v[i];
+		*pub_op_add(to, from->v[i].kind, NULL) = from->v[i];
 	free(from->v);
 	memset(from, 0, sizeof *from);
 }
@@ -230,7 +238,7 @@ static void
 pub_op_release(struct pub_ops *o, const struct pub_job *j, int64_t delay_ms)
 {
 	if (!j->lost)
-		pub_op_add(o, PUB_OP_RELEASE, j->id, j->gen)->ms = delay_ms;
+		pub_op_add(o, PUB_OP_RELEASE, j)->ms = delay_ms;
 }
 
 /* Forget the claim of a work and what it claimed. */
@@ -337,7 +345,7 @@ pub_lease_cb(evutil_socket_t fd, short ev, void *arg)
 		j = i < p->count ? &p->win[(p->head + i) % PUB_WINDOW] :
 		    (p->has_cur ? &p->cur : NULL);
 		if (j != NULL && !j->lost)
-			pub_op_add(&p->ops, PUB_OP_LEASE, j->id, j->gen)->ms =
+			pub_op_add(&p->ops, PUB_OP_LEASE, j)->ms =
 			    lease;
 	}
 	if (p->ops.n > 0)
@@ -371,8 +379,8 @@ publisher_new(struct ncs *n)
 	p->ncs = n;
 	snprintf(p->lane, sizeof p->lane, CATALOG_LANE_PREFIX "%s",
 	    n->conf->name);
-	snprintf(p->worker, sizeof p->worker, GW_WORKER_PREFIX "%d:%s",
-	    (int)getpid(), n->conf->name);
+	snprintf(p->worker, sizeof p->worker, GW_NCS_WORKER_PREFIX "%s/%s/%d",
+	    n->conf->name, n->gw->cfg->instance, (int)getpid());
 	p->poll_ev = evtimer_new(n->gw->base, pub_poll_cb, p);
 	p->lease_ev = event_new(n->gw->base, -1, EV_PERSIST, pub_lease_cb, p);
 	if (p->poll_ev == NULL || p->lease_ev == NULL)
@@ -427,7 +435,7 @@ pub_done_add(struct publisher *p, struct pub_job *j, bool mark)
 {
 	struct pub_op	*op;
 
-	op = pub_op_add(&p->ops, PUB_OP_DONE, j->id, j->gen);
+	op = pub_op_add(&p->ops, PUB_OP_DONE, j);
 	if (mark) {
 		op->obj_id = j->obj_id;
 		j->obj_id = NULL;
@@ -456,7 +464,7 @@ pub_fail(struct publisher *p, struct pub_job *j, const char *event,
 	    (long long)j->id, log_q(j->obj_id), j->attempts, j->max_attempts,
 	    log_q(text), j->lost ? " error=job-not-updated" : "");
 	if (!j->lost) {
-		op = pub_op_add(&p->ops, PUB_OP_FAIL, j->id, j->gen);
+		op = pub_op_add(&p->ops, PUB_OP_FAIL, j);
 		op->obj_id = j->obj_id;
 		j->obj_id = NULL;
 		op->text = xstrdup(text);
@@ -655,6 +663,7 @@ pub_work_new(struct publisher *p, size_t want)
 
 	w = xcalloc(1, sizeof *w);
 	w->ncs = xstrdup(n->conf->name);
+	w->epoch = n->epoch;
 	if (want == 0)
 		return w;
 	w->want = want;
@@ -764,6 +773,44 @@ pub_run_done(struct gwdb *g, struct pub_work *w)
 	return rc;
 }
 
+/*
+ * Fencing: an op of a job claimed under another owner epoch than the
+ * NCS's current one is refused (QUEUE_ELOST) and the job stays for the
+ * owner that took the NCS over; so is a claim made for a stale owner.
+ */
+static int
+pub_run_fence(struct gwdb *g, struct pub_work *w)
+{
+	struct pub_op	*op;
+	int64_t		 cur = 0;
+	size_t		 i, n = 0;
+	int		 rc;
+
+	for (i = 0; i < w->ops.n; i++) {
+		if (w->ops.v[i].epoch != 0)
+			break;
+	}
+	if (i == w->ops.n && w->epoch == 0)
+		return QUEUE_OK;
+	rc = owner_fence(g, w->ncs, w->epoch != 0 ? w->epoch :
+	    w->ops.v[i].epoch, &cur);
+	if (rc != QUEUE_OK && rc != QUEUE_ELOST)
+		return rc;
+	for (i = 0; i < w->ops.n; i++) {
+		op = &w->ops.v[i];
+		if (op->epoch != 0 && op->epoch != cur &&
+		    op->kind != PUB_OP_RELEASE) {
+			op->rc = QUEUE_ELOST;
+			op->kind = PUB_OP_FENCED;
+			n++;
+		}
+	}
+	if (w->epoch != 0 && w->epoch != cur)
+		w->want = 0;
+	w->fenced = n;
+	return QUEUE_OK;
+}
+
 /* Every op of a work. */
 static int
 pub_run_ops(struct gwdb *g, struct pub_work *w)
@@ -772,12 +819,14 @@ pub_run_ops(struct gwdb *g, struct pub_work *w)
 	size_t		 i;
 	int		 rc;
 
-	if ((rc = pub_run_done(g, w)) != QUEUE_OK)
+	if ((rc = pub_run_fence(g, w)) != QUEUE_OK ||
+	    (rc = pub_run_done(g, w)) != QUEUE_OK)
 		return rc;
 	for (i = 0; i < w->ops.n; i++) {
 		op = &w->ops.v[i];
 		switch (op->kind) {
 		case PUB_OP_DONE:
+		case PUB_OP_FENCED:
 			continue;
 		case PUB_OP_FAIL:
 			op->rc = queue_fail(g->q, op->id, op->gen, op->text,
@@ -874,6 +923,7 @@ pub_run_job(struct gwdb *g, struct pub_work *w, struct queue_job *qj)
 	memset(j, 0, sizeof *j);
 	j->id = qj->id;
 	j->gen = qj->lease_gen;
+	j->epoch = w->epoch;
 	j->obj_id = xstrndup(qj->payload != NULL ? qj->payload : "",
 	    qj->payload_len);
 	j->prio = qj->priority;
@@ -1017,6 +1067,10 @@ pub_ops_results(struct pub_work *w)
 	struct pub_op		*op;
 	size_t			 i;
 
+	if (w->fenced > 0)
+		log_event(LL_WARN, "publish.fenced", "ncs=%s ops=%zu reason=%s",
+		    w->ncs, w->fenced, log_q("claimed under an older owner "
+		    "epoch: the jobs stay for the current owner"));
 	for (i = 0; i < w->ops.n; i++) {
 		op = &w->ops.v[i];
 		if (op->kind == PUB_OP_FAIL && op->rc == QUEUE_OK &&

@@ -25,8 +25,11 @@
 
 #define ROSTAT_POLL_MS		250
 #define ROSTAT_LEASE_MS		300000
-/* its worker name: GW_WORKER_PREFIX "PID:rostat", taken back at restart */
-#define ROSTAT_WORKER_FMT	GW_WORKER_PREFIX "%d:rostat"
+/*
+ * its worker name: GW_NCS_WORKER_PREFIX "NCS/INSTANCE/PID/rostat", taken
+ * back at restart and by the NCS's next owner
+ */
+#define ROSTAT_WORKER_FMT	GW_NCS_WORKER_PREFIX "%s/%s/%d/rostat"
 
 /* One item to tell about. */
 struct rostat_item {
@@ -42,6 +45,7 @@ struct rostat {
 	struct dbw		*dbw;
 	char			*lane;
 	char			*name;		/* of the NCS */
+	char			*worker;
 	char			*mos_id;
 	struct event		*timer;
 	bool			 busy;		/* a job claimed or claiming */
@@ -62,6 +66,7 @@ struct rostat_task {
 						   3 release */
 	char			*lane;
 	char			*name;
+	char			*worker;
 	char			*mos_id;
 	int64_t			 job_id;
 	int64_t			 lease_gen;
@@ -167,13 +172,12 @@ rostat_claim(struct gwdb *g, struct rostat_task *t)
 	struct queue_job	 job;
 	struct rostat_item	*it;
 	struct store_stmt		*st;
-	char			 worker[64];
 	size_t			 n = 0;
 	int			 rc;
 
 	memset(&job, 0, sizeof job);
-	snprintf(worker, sizeof worker, ROSTAT_WORKER_FMT, (int)getpid());
-	rc = queue_claim(g->q, t->lane, worker, ROSTAT_LEASE_MS, &job, 1, &n);
+	rc = queue_claim(g->q, t->lane, t->worker, ROSTAT_LEASE_MS, &job, 1,
+	    &n);
 	if (rc != QUEUE_OK || n == 0)
 		return rc;
 	t->got = true;
@@ -251,6 +255,7 @@ rostat_task_free(struct rostat_task *t)
 	free(t->msgs);
 	free(t->lane);
 	free(t->name);
+	free(t->worker);
 	free(t->mos_id);
 	free(t->text);
 	free(t->obj_id);
@@ -263,6 +268,7 @@ rostat_destroy(struct rostat *st)
 	event_free(st->timer);
 	free(st->lane);
 	free(st->name);
+	free(st->worker);
 	free(st->mos_id);
 	free(st->obj_id);
 	free(st);
@@ -278,6 +284,7 @@ rostat_task_new(struct rostat *st, int op)
 	t->op = op;
 	t->lane = xstrdup(st->lane);
 	t->name = xstrdup(st->name);
+	t->worker = xstrdup(st->worker);
 	t->mos_id = xstrdup(st->mos_id);
 	t->job_id = st->job_id;
 	t->lease_gen = st->lease_gen;
@@ -481,6 +488,8 @@ rostat_new(struct ncs *n)
 	st->ncs = n;
 	st->dbw = n->gw->dbw;
 	st->name = xstrdup(n->conf->name);
+	xasprintf(&st->worker, ROSTAT_WORKER_FMT, n->conf->name,
+	    n->gw->cfg->instance, (int)getpid());
 	st->mos_id = xstrdup(n->gw->cfg->mos_id);
 	xasprintf(&st->lane, ROSTAT_LANE_PREFIX "%s", n->conf->name);
 	if ((st->timer = evtimer_new(n->gw->base, rostat_timer_cb, st)) ==

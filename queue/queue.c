@@ -573,6 +573,7 @@ queue_open(struct queue **qp, const struct queue_opts *o, char **err)
 	sc.driver = o->driver;
 	sc.path = o->path;
 	sc.dsn = o->dsn;
+	sc.idle_tx_ms = o->idle_tx_ms;
 	if (o->dsn != NULL && (q->dsn = strdup(o->dsn)) == NULL) {
 		queue_close(q);
 		if (err != NULL)

@@ -69,6 +69,7 @@ struct queue_opts {
 	enum store_driver driver;	/* STORE_SQLITE (0) or another backend */
 	const char	*path;		/* sqlite: file, created if missing */
 	const char	*dsn;		/* other drivers: connection string */
+	int		 idle_tx_ms;	/* see struct store_conf; 0 = none */
 	bool		 sync_normal;	/* false: synchronous=FULL (default) */
 	int		 busy_ms;	/* total wait for a lock per call; 0 = 5000 */
 	queue_clock_fn	 clock;		/* NULL = wall clock */

@@ -394,8 +394,10 @@ pg_open(struct store **sp, const struct store_conf *c, int flags,
     char **err)
 {
 	static const char *const keys[] = { "connect_timeout",
-	    "fallback_application_name", "client_encoding", "dbname", NULL };
-	const char	*vals[5];
+	    "fallback_application_name", "client_encoding", "options",
+	    "dbname", NULL };
+	const char	*vals[6];
+	char		 opt[80] = "";
 	struct pg_store	*s;
 	int		 rc;
 
@@ -414,8 +416,13 @@ pg_open(struct store **sp, const struct store_conf *c, int flags,
 	vals[0] = PG_CONNECT_S;
 	vals[1] = "mosgw";
 	vals[2] = "UTF8";
-	vals[3] = s->dsn;
-	vals[4] = NULL;
+	/* options in the dsn replace these */
+	if (c->idle_tx_ms > 0)
+		snprintf(opt, sizeof opt, "-c idle_in_transaction_session_"
+		    "timeout=%d", c->idle_tx_ms);
+	vals[3] = opt;
+	vals[4] = s->dsn;
+	vals[5] = NULL;
 	s->conn = PQconnectdbParams(keys, vals, 1);
 	if (s->conn == NULL || PQstatus(s->conn) != CONNECTION_OK) {
 		if (s->conn != NULL) {

@@ -80,6 +80,13 @@ struct store_conf {
 	enum store_driver	 driver;
 	const char		*path;	/* sqlite: the file, or ":memory:" */
 	const char		*dsn;	/* postgresql: libpq conninfo */
+	/*
+	 * postgresql: the server ends a session idle inside a transaction
+	 * for longer than this (idle_in_transaction_session_timeout), so
+	 * that a client cut off in the middle of one cannot hold its locks
+	 * (the store-wide writer lock) for ever; 0 = the server's setting.
+	 */
+	int			 idle_tx_ms;
 };
 
 /* store_open flags */

@@ -180,8 +180,10 @@ gwproc_new(const struct gwproc_opts *o)
 	}
 	snprintf(gp->conf, sizeof gp->conf, "%s/mosgw.ini", gp->dir);
 	snprintf(gp->db, sizeof gp->db, "%s/mosgw.db", gp->dir);
-	gp->driver = pgdb_driver();
-	if (gp->driver == STORE_POSTGRESQL &&
+	gp->driver = o->pg_dsn != NULL ? STORE_POSTGRESQL : pgdb_driver();
+	if (o->pg_dsn != NULL)
+		snprintf(gp->pg.dsn, sizeof gp->pg.dsn, "%s", o->pg_dsn);
+	else if (gp->driver == STORE_POSTGRESQL &&
 	    pgdb_create(&gp->pg, why, sizeof why) != 0) {
 		gwproc_warn("PostgreSQL: %s", why);
 		gwproc_rmdir(gp->dir);

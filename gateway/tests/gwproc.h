@@ -64,6 +64,12 @@ struct gwproc_opts {
 	const char	*sections_extra;
 	struct gwproc_ncs ncs[GWPROC_MAX_NCS];
 	size_t		 nncs;
+	/*
+	 * PostgreSQL whatever MOSGW_DB_DRIVER says, on this database (a
+	 * pgdb's dsn), which several gateways may share: not made or
+	 * dropped by gwproc.
+	 */
+	const char	*pg_dsn;
 };
 
 struct gwproc {

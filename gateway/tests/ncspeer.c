@@ -717,14 +717,39 @@ ncspeer_conn_read(struct ncspeer *p, struct ncspeer_conn *c)
 		ncspeer_frame_error(p, c, rc);
 }
 
+/*
+ * Is an accepted connection still open from the gateway's side (no FIN or
+ * reset from it yet, whether or not we have read everything)?
+ */
+static bool
+ncspeer_peer_open(const struct ncspeer_conn *c)
+{
+	struct pollfd	pfd = { c->fd, POLLRDHUP, 0 };
+
+	if (c->fd == -1)
+		return false;
+	if (poll(&pfd, 1, 0) == -1)
+		return true;
+	return (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR)) == 0;
+}
+
 /* Accept a connection the gateway opened to one of our listeners. */
 static void
 ncspeer_accept(struct ncspeer *p, int which)
 {
-	int	fd;
+	enum ncspeer_port	port = (enum ncspeer_port)(NCSPEER_LOWER + which);
+	size_t			i;
+	int			fd, open = 0;
 
 	if ((fd = accept(p->lfd[which], NULL, NULL)) == -1)
 		return;
+	for (i = 0; i < p->nconns; i++) {
+		if (p->conns[i]->side == NCSPEER_ACCEPTED &&
+		    p->conns[i]->port == port && ncspeer_peer_open(p->conns[i]))
+			open++;
+	}
+	if (open > 0)
+		p->st.overlaps++;
 	ncspeer_sockopts(fd);
 	ncspeer_conn_add(p, fd, (enum ncspeer_port)(NCSPEER_LOWER + which),
 	    NCSPEER_ACCEPTED);

@@ -126,6 +126,12 @@ struct ncspeer_stats {
 	/* frames that did not parse, framing errors */
 	uint64_t	errors;
 	uint64_t	accepted;	/* connections accepted */
+	/*
+	 * connections accepted on a port while another one the gateway
+	 * opened to that port was still open from its side (two gateway
+	 * connections to one port at the same time)
+	 */
+	uint64_t	overlaps;
 };
 
 struct ncspeer;

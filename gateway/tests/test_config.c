@@ -357,6 +357,70 @@ test_database_driver(void **state)
 	}
 }
 
+/* [gateway] instance (the host name by default) and takeover. */
+static void
+test_instance_takeover(void **state)
+{
+	struct gw_config	*cfg;
+	char			 host[256], text[512], *errs;
+
+	(void)state;
+	cfg = gwunit_config(MINIMAL);
+	assert_non_null(cfg);
+	assert_int_equal(gethostname(host, sizeof host), 0);
+	host[sizeof host - 1] = '\0';
+	if (config_instance_ok(host))
+		assert_string_equal(cfg->instance, host);
+	assert_true(cfg->takeover_ms == 5000);
+	config_free(cfg);
+
+	cfg = gwunit_config(MINIMAL "[gateway]\ninstance = gw-2.site_a\n"
+	    "takeover = 1500ms\n");
+	assert_non_null(cfg);
+	assert_string_equal(cfg->instance, "gw-2.site_a");
+	assert_true(cfg->takeover_ms == 1500);
+	config_free(cfg);
+	snprintf(text, sizeof text, MINIMAL "[gateway]\ninstance = %.*s\n",
+	    64, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	    "aaaaaaaaaa");
+	cfg = gwunit_config(text);
+	assert_non_null(cfg);
+	assert_int_equal(strlen(cfg->instance), 64);
+	config_free(cfg);
+
+	errs = must_fail(MINIMAL "[gateway]\ninstance = gw 2\n");
+	assert_non_null(strstr(errs, "t.ini:7: [gateway]: instance \"gw 2\" "
+	    "is not a name (1 to 64 of A-Z a-z 0-9 . _ -)"));
+	free(errs);
+	errs = must_fail(MINIMAL "[gateway]\ninstance = gw/2\n");
+	assert_non_null(strstr(errs, "instance \"gw/2\" is not a name"));
+	free(errs);
+	errs = must_fail(MINIMAL "[gateway]\ninstance =\n");
+	assert_non_null(strstr(errs, "t.ini:7: [gateway]: instance \"\" is "
+	    "not a name"));
+	free(errs);
+	snprintf(text, sizeof text, MINIMAL "[gateway]\ninstance = %.*s\n",
+	    65, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	    "aaaaaaaaaa");
+	errs = must_fail(text);
+	assert_non_null(strstr(errs, "t.ini:7:"));
+	free(errs);
+
+	errs = must_fail(MINIMAL "[gateway]\ntakeover = 500ms\n");
+	assert_non_null(strstr(errs, "t.ini:7: takeover = '500ms'"));
+	assert_non_null(strstr(errs, "1..300 seconds"));
+	free(errs);
+	errs = must_fail(MINIMAL "[gateway]\ntakeover = 301\n");
+	assert_non_null(strstr(errs, "1..300 seconds"));
+	free(errs);
+	errs = must_fail(MINIMAL "[gateway]\ntakeover = soon\n");
+	assert_non_null(strstr(errs, "not a duration"));
+	free(errs);
+	assert_true(config_instance_ok("a"));
+	assert_false(config_instance_ok(""));
+	assert_false(config_instance_ok("a:b"));
+}
+
 /* A line longer than inih takes is reported, not silently split. */
 static void
 test_long_line(void **state)
@@ -637,6 +701,7 @@ main(void)
 		cmocka_unit_test(test_errors_printable),
 		cmocka_unit_test(test_missing_and_cross_checks),
 		cmocka_unit_test(test_database_driver),
+		cmocka_unit_test(test_instance_takeover),
 		cmocka_unit_test(test_long_line),
 		cmocka_unit_test(test_file),
 		cmocka_unit_test(test_durations),

@@ -1,0 +1,689 @@
+/*
+ * Integration: several mosgw instances on one PostgreSQL database, one
+ * scripted NCS. Each NCS's outbound links belong to one instance at a time
+ * (owner.c).
+ *
+ *   kill     three instances; the owner is killed with SIGKILL while a
+ *            batch of changes is being published, HA_KILLS times (each
+ *            time started again so that three keep competing): every
+ *            object ends delivered at its newest objRev, no object's
+ *            objRev ever goes back on the wire, no job fails, and the NCS
+ *            never has two gateway connections on one port at once.
+ *   cut      two instances, the owner reaching PostgreSQL through a TCP
+ *            proxy of the test that stops forwarding without closing: the
+ *            owner drops its links, the other takes them over, and the NCS
+ *            never sees both at once. /v1/links and /metrics say who owns
+ *            the NCS.
+ *
+ * The takeover times measured are printed (not asserted). Needs a server
+ * ($MOSGW_PG_DSN, which make check provides); skipped without one.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <sys/socket.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gateway/gateway.h"
+#include "gateway/tests/gwproc.h"
+#include "gateway/tests/httpc.h"
+
+#define WAIT_MS		20000
+#define HA_KILLS	20		/* owner kills in one run */
+#define HA_OBJS		20		/* objects changed between kills */
+#define HA_TAKEOVER	"2s"
+#define HA_TOKEN	"reader-token-0123456789abcdef0123456789"
+#define HA_MAX		3
+
+struct ha {
+	struct pgdb	 db;
+	struct ncspeer	*ncs;
+	struct gwproc	*gw[HA_MAX];
+	size_t		 ngw;
+	char		 names[HA_MAX][16];
+	char		 gwextra[HA_MAX][128];
+	char		 dsn[HA_MAX][1100];
+	struct store	*s;		/* the test's own look at the table */
+	struct gwdb	*g;		/* to change the catalog */
+	struct proxy	*proxy;
+};
+
+/* ------------------------------------------------------------------------ */
+/* A TCP proxy to PostgreSQL that can stop forwarding without closing. */
+
+#define PROXY_PAIRS	32
+
+struct proxy {
+	int		 lfd;
+	uint16_t	 port;
+	uint16_t	 upstream;
+	pthread_t	 thread;
+	pthread_mutex_t	 mu;
+	bool		 frozen;
+	bool		 stop;
+	int		 a[PROXY_PAIRS];	/* accepted */
+	int		 b[PROXY_PAIRS];	/* to the server */
+};
+
+/* Copy what is readable on from to to; -1 when either side ended. */
+static int
+proxy_copy(int from, int to)
+{
+	char	buf[16384];
+	ssize_t	n, w, off;
+
+	n = recv(from, buf, sizeof buf, MSG_DONTWAIT);
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	if (n <= 0)
+		return -1;
+	for (off = 0; off < n; off += w) {
+		if ((w = send(to, buf + off, (size_t)(n - off),
+		    MSG_NOSIGNAL)) <= 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* A new pair (thread only); closed at once when there is no room. */
+static void
+proxy_add(struct proxy *p, int fd, int up)
+{
+	int	k;
+
+	for (k = 0; k < PROXY_PAIRS && p->a[k] != -1; k++)
+		;
+	if (k == PROXY_PAIRS) {
+		close(fd);
+		close(up);
+		return;
+	}
+	p->a[k] = fd;
+	p->b[k] = up;
+}
+
+static void *
+proxy_main(void *arg)
+{
+	struct proxy		*p = arg;
+	struct pollfd		 pfd[1 + 2 * PROXY_PAIRS];
+	struct sockaddr_in	 sin;
+	bool			 frozen;
+	int			 i, n, fd, up, idx[1 + 2 * PROXY_PAIRS];
+
+	for (;;) {
+		pthread_mutex_lock(&p->mu);
+		frozen = p->frozen;
+		if (p->stop) {
+			pthread_mutex_unlock(&p->mu);
+			break;
+		}
+		pthread_mutex_unlock(&p->mu);
+		n = 0;
+		pfd[n].fd = p->lfd;
+		pfd[n].events = POLLIN;
+		idx[n++] = -1;
+		for (i = 0; i < PROXY_PAIRS && !frozen; i++) {
+			if (p->a[i] == -1)
+				continue;
+			pfd[n].fd = p->a[i];
+			pfd[n].events = POLLIN;
+			idx[n++] = i;
+			pfd[n].fd = p->b[i];
+			pfd[n].events = POLLIN;
+			idx[n++] = PROXY_PAIRS + i;
+		}
+		if (poll(pfd, (nfds_t)n, 50) <= 0)
+			continue;
+		for (i = 0; i < n; i++) {
+			if (pfd[i].revents == 0)
+				continue;
+			if (idx[i] == -1) {
+				if ((fd = accept(p->lfd, NULL, NULL)) == -1)
+					continue;
+				memset(&sin, 0, sizeof sin);
+				sin.sin_family = AF_INET;
+				sin.sin_port = htons(p->upstream);
+				sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+				up = socket(AF_INET, SOCK_STREAM, 0);
+				if (up == -1 || connect(up, (struct sockaddr *)
+				    &sin, sizeof sin) != 0) {
+					close(fd);
+					if (up != -1)
+						close(up);
+					continue;
+				}
+				proxy_add(p, fd, up);
+				continue;
+			}
+			fd = idx[i] % PROXY_PAIRS;
+			if (p->a[fd] == -1)
+				continue;
+			if ((idx[i] < PROXY_PAIRS ? proxy_copy(p->a[fd],
+			    p->b[fd]) : proxy_copy(p->b[fd], p->a[fd])) != 0) {
+				close(p->a[fd]);
+				close(p->b[fd]);
+				p->a[fd] = p->b[fd] = -1;
+			}
+		}
+	}
+	return NULL;
+}
+
+static struct proxy *
+proxy_new(uint16_t upstream)
+{
+	struct proxy		*p;
+	struct sockaddr_in	 sin;
+	socklen_t		 len = sizeof sin;
+	int			 i, one = 1;
+
+	if ((p = calloc(1, sizeof *p)) == NULL)
+		return NULL;
+	p->upstream = upstream;
+	for (i = 0; i < PROXY_PAIRS; i++)
+		p->a[i] = p->b[i] = -1;
+	pthread_mutex_init(&p->mu, NULL);
+	memset(&sin, 0, sizeof sin);
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if ((p->lfd = socket(AF_INET, SOCK_STREAM, 0)) == -1 ||
+	    setsockopt(p->lfd, SOL_SOCKET, SO_REUSEADDR, &one,
+	    sizeof one) != 0 ||
+	    bind(p->lfd, (struct sockaddr *)&sin, sizeof sin) != 0 ||
+	    listen(p->lfd, 16) != 0 ||
+	    getsockname(p->lfd, (struct sockaddr *)&sin, &len) != 0 ||
+	    pthread_create(&p->thread, NULL, proxy_main, p) != 0) {
+		if (p->lfd != -1)
+			close(p->lfd);
+		free(p);
+		return NULL;
+	}
+	p->port = ntohs(sin.sin_port);
+	return p;
+}
+
+static void
+proxy_freeze(struct proxy *p, bool on)
+{
+	pthread_mutex_lock(&p->mu);
+	p->frozen = on;
+	pthread_mutex_unlock(&p->mu);
+}
+
+static void
+proxy_free(struct proxy *p)
+{
+	int	i;
+
+	if (p == NULL)
+		return;
+	pthread_mutex_lock(&p->mu);
+	p->stop = true;
+	pthread_mutex_unlock(&p->mu);
+	pthread_join(p->thread, NULL);
+	for (i = 0; i < PROXY_PAIRS; i++) {
+		if (p->a[i] != -1) {
+			close(p->a[i]);
+			close(p->b[i]);
+		}
+	}
+	close(p->lfd);
+	pthread_mutex_destroy(&p->mu);
+	free(p);
+}
+
+/* ------------------------------------------------------------------------ */
+
+static int64_t
+now_ms(void)
+{
+	return ncspeer_now_ms();
+}
+
+static void
+sleep_ms(int ms)
+{
+	nanosleep(&(struct timespec){ ms / 1000, (ms % 1000) * 1000000L },
+	    NULL);
+}
+
+static void
+ha_dump(struct ha *h, const char *what, int line)
+{
+	size_t	i;
+
+	fprintf(stderr, "==== %s:%d: failed: %s\n", __FILE__, line, what);
+	for (i = 0; i < h->ngw; i++)
+		if (h->gw[i] != NULL)
+			gwproc_log_dump(h->gw[i], h->names[i]);
+}
+
+#define CHECK(h, cond) do {						\
+	if (!(cond)) {							\
+		ha_dump((h), #cond, __LINE__);				\
+		fail_msg("%s:%d: %s", __FILE__, __LINE__, #cond);	\
+	}								\
+} while (0)
+
+/* The owner row of n1: its instance's index (-1: none) and epoch. */
+static int
+ha_owner(struct ha *h, int64_t *epoch)
+{
+	struct store_stmt	*st;
+	const char		*who;
+	size_t			 i;
+	int			 rc, idx = -1;
+
+	*epoch = 0;
+	if (store_prepare(h->s, "SELECT instance, epoch FROM mosgw_owner "
+	    "WHERE ncs = 'n1'", 0, &st) != STORE_OK)
+		return -1;	/* not made yet */
+	if ((rc = store_step(st)) == STORE_ROW) {
+		who = store_column_text(st, 0);
+		*epoch = store_column_int64(st, 1);
+		for (i = 0; i < h->ngw; i++)
+			if (who != NULL && strcmp(who, h->names[i]) == 0)
+				idx = (int)i;
+	}
+	store_finalize(st);
+	return idx;
+}
+
+/* Wait until n1 has an owner with an epoch above after. */
+static int
+ha_wait_owner(struct ha *h, int64_t after, int64_t *epoch, int timeout_ms)
+{
+	int64_t	end = now_ms() + timeout_ms;
+	int	idx;
+
+	do {
+		if ((idx = ha_owner(h, epoch)) >= 0 && *epoch > after)
+			return idx;
+		sleep_ms(10);
+	} while (now_ms() < end);
+	return -1;
+}
+
+/* The newest lower connection the gateways opened to the NCS, or -1. */
+static int
+ha_lower(struct ha *h)
+{
+	return ncspeer_conn_of(h->ncs, NCSPEER_LOWER, NCSPEER_ACCEPTED);
+}
+
+/* Wait for a lower connection newer than conn; its number, or -1. */
+static int
+ha_wait_lower(struct ha *h, int conn, int timeout_ms)
+{
+	int64_t	end = now_ms() + timeout_ms;
+	int	c;
+
+	do {
+		if ((c = ha_lower(h)) > conn)
+			return c;
+		sleep_ms(5);
+	} while (now_ms() < end);
+	return -1;
+}
+
+/* One more gateway (not started) on the shared database. */
+static struct gwproc *
+ha_gw(struct ha *h, size_t i, const char *dsn)
+{
+	struct gwproc_opts	o;
+
+	snprintf(h->names[i], sizeof h->names[i], "ha-%c", (char)('a' + i));
+	snprintf(h->gwextra[i], sizeof h->gwextra[i], "instance = ha-%c\n"
+	    "takeover = " HA_TAKEOVER "\n", (char)('a' + i));
+	if (strlen(dsn) >= sizeof h->dsn[i])
+		return NULL;
+	memmove(h->dsn[i], dsn, strlen(dsn) + 1);
+	memset(&o, 0, sizeof o);
+	o.pg_dsn = h->dsn[i];
+	o.gateway_extra = h->gwextra[i];
+	/* several instances share the writer lock: wait for it longer */
+	o.database_extra = "backoff_base = 0.1\nbackoff_max = 0.5\n"
+	    "busy_timeout = 5\n";
+	o.log_level = "info";
+	o.api_tokens = "reader read " HA_TOKEN "\n";
+	o.nncs = 1;
+	o.ncs[0].lower_port = ncspeer_port(h->ncs, NCSPEER_LOWER);
+	o.ncs[0].upper_port = ncspeer_port(h->ncs, NCSPEER_UPPER);
+	o.ncs[0].extra = "heartbeat_interval = 1\nack_timeout = 2\n"
+	    "reconnect_min = 0.1\nreconnect_max = 0.3\nmax_attempts = 1000\n"
+	    "initial_sync = none\n";
+	if (h->ngw <= i)
+		h->ngw = i + 1;
+	return h->gw[i] = gwproc_new(&o);
+}
+
+static int
+setup(void **state)
+{
+	struct ha		*h;
+	struct ncspeer_opts	 po;
+	struct store_conf	 c;
+	struct gwdb_opts	 go;
+	char			 why[512], *err = NULL;
+
+	if (getenv("MOSGW_PG_DSN") == NULL || *getenv("MOSGW_PG_DSN") == '\0') {
+		printf("SKIP: several instances need a PostgreSQL server "
+		    "(MOSGW_PG_DSN is unset)\n");
+		*state = NULL;
+		return 0;
+	}
+	if ((h = calloc(1, sizeof *h)) == NULL)
+		return -1;
+	*state = h;
+	if (pgdb_create(&h->db, why, sizeof why) != 0) {
+		fprintf(stderr, "PostgreSQL: %s\n", why);
+		return -1;
+	}
+	memset(&po, 0, sizeof po);
+	po.mos_id = "mosgw.test";
+	po.ncs_id = "NCSPEER";
+	if ((h->ncs = ncspeer_new(&po)) == NULL)
+		return -1;
+	memset(&c, 0, sizeof c);
+	c.driver = STORE_POSTGRESQL;
+	c.dsn = h->db.dsn;
+	if (store_open(&h->s, &c, 0, &err) != STORE_OK) {
+		fprintf(stderr, "store_open: %s\n", err);
+		free(err);
+		return -1;
+	}
+	/* the first instance makes the schema; then the test's connection */
+	if (ha_gw(h, 0, h->db.dsn) == NULL || gwproc_start(h->gw[0]) != 0)
+		return -1;
+	memset(&go, 0, sizeof go);
+	go.driver = STORE_POSTGRESQL;
+	go.dsn = h->db.dsn;
+	go.busy_ms = 5000;
+	go.must_exist = true;
+	if (gwdb_open(&h->g, &go, &err) != QUEUE_OK) {
+		fprintf(stderr, "gwdb_open: %s\n", err != NULL ? err : "?");
+		free(err);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct ha	*h = *state;
+	size_t		 i;
+
+	if (h == NULL)
+		return 0;
+	for (i = 0; i < h->ngw; i++)
+		gwproc_free(h->gw[i]);
+	proxy_free(h->proxy);
+	ncspeer_free(h->ncs);
+	gwdb_close(h->g);
+	store_close(h->s);
+	pgdb_drop(&h->db);
+	free(h);
+	return 0;
+}
+
+/* Change objects HA0..HA(n-1) (new objRevs) in one transaction. */
+static int
+ha_put(struct ha *h, int round)
+{
+	struct catalog_asset	 a;
+	char			 id[32], slug[64], *err = NULL;
+	int			 i, rc;
+
+	memset(&a, 0, sizeof a);
+	a.type = xstrdup("VIDEO");
+	a.tb = xstrdup("50");
+	a.air = xstrdup("READY");
+	a.created_by = xstrdup("test");
+	a.changed_by = xstrdup("test");
+	rc = queue_tx_begin(h->g->q);
+	for (i = 0; i < HA_OBJS && rc == QUEUE_OK; i++) {
+		snprintf(id, sizeof id, "HA%02d", i);
+		snprintf(slug, sizeof slug, "round %d", round);
+		free(a.obj_id);
+		free(a.slug);
+		a.obj_id = xstrdup(id);
+		a.slug = xstrdup(slug);
+		rc = catalog_put(h->g, &a, NULL, NULL, &err);
+	}
+	if (rc == QUEUE_OK)
+		rc = queue_tx_commit(h->g->q);
+	else {
+		fprintf(stderr, "catalog_put: %s\n", err != NULL ? err : "?");
+		queue_tx_rollback(h->g->q);
+	}
+	free(err);
+	catalog_asset_clear(&a);
+	return rc;
+}
+
+/* mosObj frames received so far. */
+static size_t
+ha_objs(struct ha *h)
+{
+	struct ncspeer_match	m;
+
+	memset(&m, 0, sizeof m);
+	m.type = "mosObj";
+	m.side = NCSPEER_ACCEPTED;
+	return ncspeer_count(h->ncs, &m);
+}
+
+static int
+cmp_i64(const void *a, const void *b)
+{
+	int64_t	x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Every object: its last mosObj has the catalog's objRev, none went back. */
+static void
+ha_check_revs(struct ha *h)
+{
+	const struct ncspeer_frame	*f;
+	struct catalog_asset		 a;
+	uint32_t			 last[HA_OBJS] = { 0 };
+	size_t				 i, nf = ncspeer_nframes(h->ncs);
+	char				 id[32];
+	int				 k, back = 0;
+
+	for (i = 0; i < nf; i++) {
+		f = ncspeer_frame_at(h->ncs, i);
+		if (f->msg == NULL || strcmp(f->type_name, "mosObj") != 0 ||
+		    f->msg->u.mos_obj.obj_id == NULL ||
+		    sscanf(f->msg->u.mos_obj.obj_id, "HA%d", &k) != 1 ||
+		    k < 0 || k >= HA_OBJS)
+			continue;
+		if (f->msg->u.mos_obj.obj_rev < last[k])
+			back++;
+		last[k] = f->msg->u.mos_obj.obj_rev;
+	}
+	CHECK(h, back == 0);
+	for (k = 0; k < HA_OBJS; k++) {
+		snprintf(id, sizeof id, "HA%02d", k);
+		memset(&a, 0, sizeof a);
+		CHECK(h, catalog_get(h->g, id, &a) == QUEUE_OK);
+		if ((uint32_t)a.rev != last[k])
+			fprintf(stderr, "%s: catalog objRev %d, last sent %u\n",
+			    id, a.rev, last[k]);
+		CHECK(h, (uint32_t)a.rev == last[k]);
+		catalog_asset_clear(&a);
+	}
+}
+
+/* Kill the owner mid-publish, again and again. */
+static void
+test_kill_owner(void **state)
+{
+	struct ha		*h = *state;
+	struct ncspeer_policy	 pol;
+	struct ncspeer_stats	 st;
+	struct ncspeer_match	 m;
+	int64_t			 epoch = 0, ep, t_kill, took[HA_KILLS];
+	size_t			 i, before;
+	int			 owner, next, conn, round;
+
+	if (h == NULL) {
+		skip();
+		return;
+	}
+	memset(&m, 0, sizeof m);
+	m.type = "mosObj";
+	m.side = NCSPEER_ACCEPTED;
+	memset(&pol, 0, sizeof pol);
+	pol.ack_delay_ms = 15;	/* a batch takes a while on the wire */
+	ncspeer_set_policy(h->ncs, &pol);
+	for (i = 1; i < HA_MAX; i++)
+		CHECK(h, ha_gw(h, i, h->db.dsn) != NULL &&
+		    gwproc_start(h->gw[i]) == 0);
+	CHECK(h, (owner = ha_wait_owner(h, 0, &epoch, WAIT_MS)) >= 0);
+	CHECK(h, (conn = ha_wait_lower(h, 0, WAIT_MS)) > 0);
+	for (round = 0; round < HA_KILLS; round++) {
+		before = ha_objs(h);
+		CHECK(h, ha_put(h, round) == QUEUE_OK);
+		/* mid-publish: some of this batch are out, most are not */
+		CHECK(h, ncspeer_wait_count(h->ncs, &m, before + 3, WAIT_MS) >=
+		    before + 3);
+		t_kill = now_ms();
+		gwproc_kill(h->gw[owner]);
+		CHECK(h, (next = ha_wait_owner(h, epoch, &ep, WAIT_MS)) >= 0);
+		CHECK(h, next != owner);
+		CHECK(h, (conn = ha_wait_lower(h, conn, WAIT_MS)) > 0);
+		took[round] = now_ms() - t_kill;
+		epoch = ep;
+		CHECK(h, gwproc_start(h->gw[owner]) == 0);
+		owner = next;
+	}
+	CHECK(h, gwproc_wait_idle(h->gw[owner], "ncs:n1", 60000) == 0);
+	CHECK(h, gwproc_job_count(h->gw[owner], "ncs:n1", QUEUE_FAILED) == 0);
+	ha_check_revs(h);
+	ncspeer_stats(h->ncs, &st);
+	CHECK(h, st.overlaps == 0);
+	qsort(took, HA_KILLS, sizeof *took, cmp_i64);
+	printf("ha: %d kills of the owner mid-publish, takeover " HA_TAKEOVER
+	    ": kill to the new owner's lower link p50 %lld ms, max %lld ms; "
+	    "%llu gateway connections, none overlapping\n", HA_KILLS,
+	    (long long)took[HA_KILLS / 2], (long long)took[HA_KILLS - 1],
+	    (unsigned long long)st.accepted);
+}
+
+/* The owner cut off from the database: it lets go, the other takes over. */
+static void
+test_cut_off(void **state)
+{
+	struct ha		*h = *state;
+	struct ncspeer_stats	 st;
+	struct httpc_resp	 resp;
+	char			 dsn[1200], *q;
+	int64_t			 epoch = 0, ep, t_cut, t_drop, t_take;
+	uint16_t		 pgport;
+	int			 owner, conn, next, conn2;
+	const char		*p;
+
+	if (h == NULL) {
+		skip();
+		return;
+	}
+	/* ha-a (started by setup) owns n1 */
+	CHECK(h, (owner = ha_wait_owner(h, 0, &epoch, WAIT_MS)) == 0);
+	CHECK(h, (conn = ha_wait_lower(h, 0, WAIT_MS)) > 0);
+	gwproc_kill(h->gw[0]);
+	/* ha-a again, through the proxy */
+	/* pgdb's dsn is key='value' pairs: a later port overrides */
+	p = strstr(h->db.dsn, "port='");
+	CHECK(h, p != NULL && (pgport = (uint16_t)atoi(p + 6)) > 0);
+	CHECK(h, strstr(h->db.dsn, "host='127.0.0.1'") != NULL);
+	CHECK(h, (h->proxy = proxy_new(pgport)) != NULL);
+	snprintf(dsn, sizeof dsn, "%s port=%u", h->db.dsn, h->proxy->port);
+	gwproc_free(h->gw[0]);
+	CHECK(h, ha_gw(h, 0, dsn) != NULL && gwproc_start(h->gw[0]) == 0);
+	CHECK(h, (owner = ha_wait_owner(h, epoch, &epoch, WAIT_MS)) == 0);
+	CHECK(h, (conn = ha_wait_lower(h, conn, WAIT_MS)) > 0);
+	CHECK(h, ha_gw(h, 1, h->db.dsn) != NULL && gwproc_start(h->gw[1]) ==
+	    0);
+	/* both say ha-a owns n1 */
+	CHECK(h, gwproc_log_wait(h->gw[1], 0, WAIT_MS, "event=listen",
+	    NULL) >= 0);
+	memset(&resp, 0, sizeof resp);
+	CHECK(h, httpc_once(h->gw[0]->api_port, "GET", "/v1/links", HA_TOKEN,
+	    NULL, NULL, &resp) == 0 && resp.status == 200);
+	CHECK(h, strstr(resp.body, "\"instance\": \"ha-a\"") != NULL ||
+	    strstr(resp.body, "\"instance\":\"ha-a\"") != NULL);
+	CHECK(h, strstr(resp.body, "\"ours\": true") != NULL ||
+	    strstr(resp.body, "\"ours\":true") != NULL);
+	httpc_resp_clear(&resp);
+	CHECK(h, httpc_once(h->gw[0]->api_port, "GET", "/metrics", HA_TOKEN,
+	    NULL, NULL, &resp) == 0 && resp.status == 200);
+	CHECK(h, strstr(resp.body, "mosgw_ncs_owned{ncs=\"n1\",instance="
+	    "\"ha-a\"} 1") != NULL);
+	httpc_resp_clear(&resp);
+
+	t_cut = now_ms();
+	proxy_freeze(h->proxy, true);
+	CHECK(h, ncspeer_wait_closed(h->ncs, conn, WAIT_MS) == 0);
+	t_drop = now_ms();
+	CHECK(h, (next = ha_wait_owner(h, epoch, &ep, WAIT_MS)) == 1);
+	CHECK(h, (conn2 = ha_wait_lower(h, conn, WAIT_MS)) > conn);
+	t_take = now_ms();
+	CHECK(h, gwproc_log_count(h->gw[0], 0, "event=owner.drop", NULL) >= 1);
+	ncspeer_stats(h->ncs, &st);
+	CHECK(h, st.overlaps == 0);
+
+	/* ha-b says it owns n1 now, in /v1/links and /metrics */
+	memset(&resp, 0, sizeof resp);
+	CHECK(h, httpc_once(h->gw[1]->api_port, "GET", "/metrics", HA_TOKEN,
+	    NULL, NULL, &resp) == 0 && resp.status == 200);
+	CHECK(h, strstr(resp.body, "mosgw_ncs_owned{ncs=\"n1\",instance="
+	    "\"ha-b\"} 1") != NULL);
+	httpc_resp_clear(&resp);
+	CHECK(h, httpc_once(h->gw[1]->api_port, "GET", "/v1/links", HA_TOKEN,
+	    NULL, NULL, &resp) == 0 && resp.status == 200);
+	q = strstr(resp.body, "\"owner\"");
+	CHECK(h, q != NULL && strstr(q, "ha-b") != NULL);
+	httpc_resp_clear(&resp);
+	/* a change made now reaches the NCS through the new owner */
+	CHECK(h, ha_put(h, 100) == QUEUE_OK);
+	CHECK(h, gwproc_wait_idle(h->gw[1], "ncs:n1", WAIT_MS) == 0);
+	ha_check_revs(h);
+	printf("ha: owner cut off from PostgreSQL (takeover " HA_TAKEOVER "): "
+	    "links dropped after %lld ms, the other instance's lower link up "
+	    "after %lld ms\n", (long long)(t_drop - t_cut),
+	    (long long)(t_take - t_cut));
+	proxy_freeze(h->proxy, false);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_cut_off, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_kill_owner, setup,
+		    teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
