@@ -10,7 +10,9 @@
  * (api.c, api_*.c) serves the MAM on the same loop; what happens is logged
  * as events (events.c), streamed to API clients (api_events.c) and POSTed
  * to webhooks (webhook.c); metrics.c counts what happens for GET /metrics.
- * main.c only sequences startup and shutdown (gw.c).
+ * With several instances on one PostgreSQL database, owner.c decides which
+ * one opens each NCS's outbound links. main.c only sequences startup and
+ * shutdown (gw.c).
  */
 #ifndef GATEWAY_H
 #define GATEWAY_H

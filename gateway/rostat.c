@@ -50,6 +50,7 @@ struct rostat {
 	struct event		*timer;
 	bool			 busy;		/* a job claimed or claiming */
 	bool			 orphan;	/* the NCS is gone: free at done */
+	int64_t			 epoch;		/* owner epoch of the claim */
 	int64_t			 job_id;
 	int64_t			 lease_gen;
 	char			*obj_id;
@@ -68,6 +69,7 @@ struct rostat_task {
 	char			*name;
 	char			*worker;
 	char			*mos_id;
+	int64_t			 epoch;		/* owner epoch of the claim */
 	int64_t			 job_id;
 	int64_t			 lease_gen;
 	char			*text;
@@ -218,17 +220,26 @@ static int
 rostat_run(struct gwdb *g, void *arg)
 {
 	struct rostat_task	*t = arg;
+	int64_t			 cur;
 
 	switch (t->op) {
 	case 0:
 		t->rc = rostat_claim(g, t);
 		break;
 	case 1:
-		t->rc = queue_complete(g->q, t->job_id, t->lease_gen);
-		break;
 	case 2:
-		t->rc = queue_fail(g->q, t->job_id, t->lease_gen, t->text,
-		    false);
+		/* only while the claim's owner epoch is the NCS's */
+		if ((t->rc = queue_tx_begin(g->q)) != QUEUE_OK)
+			break;
+		if ((t->rc = owner_fence(g, t->name, t->epoch, &cur)) ==
+		    QUEUE_OK)
+			t->rc = t->op == 1 ? queue_complete(g->q, t->job_id,
+			    t->lease_gen) : queue_fail(g->q, t->job_id,
+			    t->lease_gen, t->text, false);
+		if (t->rc == QUEUE_OK)
+			t->rc = queue_tx_commit(g->q);
+		else
+			queue_tx_rollback(g->q);
 		break;
 	default:
 		t->rc = queue_release(g->q, t->job_id, t->lease_gen, 0);
@@ -288,6 +299,8 @@ rostat_task_new(struct rostat *st, int op)
 	t->mos_id = xstrdup(st->mos_id);
 	t->job_id = st->job_id;
 	t->lease_gen = st->lease_gen;
+	/* a claim: the NCS's epoch now; a settlement: the claim's */
+	t->epoch = op == 0 ? st->ncs->epoch : st->epoch;
 	return t;
 }
 
@@ -421,6 +434,7 @@ rostat_claimed(void *arg, int rc)
 	}
 	st->job_id = t->job_id;
 	st->lease_gen = t->lease_gen;
+	st->epoch = t->epoch;
 	st->obj_id = xstrdup(t->obj_id);
 	st->nacked = st->cancelled = false;
 	st->text[0] = '\0';
