@@ -894,6 +894,14 @@ gw_reload(struct gw *gw)
 	    cfg->busy_ms != old->busy_ms)
 		log_event(LL_WARN, "config.reload",
 		    "note=database-settings-apply-at-restart");
+	if (strcmp(cfg->instance, old->instance) != 0 ||
+	    cfg->takeover_ms != old->takeover_ms)
+		log_event(LL_WARN, "config.reload",
+		    "note=instance-and-takeover-apply-at-restart");
+	/* the running ones stay (owner.c, worker names) */
+	free(cfg->instance);
+	cfg->instance = xstrdup(old->instance);
+	cfg->takeover_ms = old->takeover_ms;
 	if (cfg->log_level != old->log_level ||
 	    strcmp(cfg->log_target, old->log_target) != 0 ||
 	    (strcmp(cfg->log_target, "stderr") != 0 &&

@@ -672,7 +672,10 @@ test_cut_off(void **state)
 	    "links dropped after %lld ms, the other instance's lower link up "
 	    "after %lld ms\n", (long long)(t_drop - t_cut),
 	    (long long)(t_take - t_cut));
+	/* the database back: both stop cleanly (sessions and threads end) */
 	proxy_freeze(h->proxy, false);
+	CHECK(h, gwproc_stop(h->gw[1]) == 0);
+	CHECK(h, gwproc_stop(h->gw[0]) == 0);
 }
 
 int
