@@ -13,10 +13,15 @@
  *            proxy of the test that stops forwarding without closing: the
  *            owner drops its links, the other takes them over, and the NCS
  *            never sees both at once. /v1/links and /metrics say who owns
- *            the NCS.
+ *            the NCS. Once the database is back both stop cleanly.
+ *   restart  two instances on a cluster of the test's own (tools/pgtest.sh),
+ *            PostgreSQL restarted while a batch is published: an owner
+ *            again, every change committed before delivered at its newest
+ *            objRev, no job failed, no two connections on one port.
  *
- * The takeover times measured are printed (not asserted). Needs a server
- * ($MOSGW_PG_DSN, which make check provides); skipped without one.
+ * The takeover times measured are printed (not asserted). kill and cut need
+ * a server ($MOSGW_PG_DSN, which make check provides), restart the server's
+ * programs; each is skipped, saying why, without them.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,6 +30,8 @@
 #include <cmocka.h>
 
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -59,6 +66,9 @@ struct ha {
 	char		 names[HA_MAX][16];
 	char		 gwextra[HA_MAX][128];
 	char		 dsn[HA_MAX][1100];
+	char		 cluster[400];	/* a cluster of the test's own */
+	bool		 own;		/* started there */
+	bool		 skip;		/* none could be had */
 	struct store	*s;		/* the test's own look at the table */
 	struct gwdb	*g;		/* to change the catalog */
 	struct proxy	*proxy;
@@ -374,14 +384,49 @@ ha_gw(struct ha *h, size_t i, const char *dsn)
 	return h->gw[i] = gwproc_new(&o);
 }
 
+/* The peer, the first instance on dsn, and the test's connections. */
 static int
-setup(void **state)
+setup_on(struct ha *h, const char *dsn)
 {
-	struct ha		*h;
 	struct ncspeer_opts	 po;
 	struct store_conf	 c;
 	struct gwdb_opts	 go;
-	char			 why[512], *err = NULL;
+	char			*err = NULL;
+
+	memset(&po, 0, sizeof po);
+	po.mos_id = "mosgw.test";
+	po.ncs_id = "NCSPEER";
+	if ((h->ncs = ncspeer_new(&po)) == NULL)
+		return -1;
+	memset(&c, 0, sizeof c);
+	c.driver = STORE_POSTGRESQL;
+	c.dsn = dsn;
+	if (store_open(&h->s, &c, 0, &err) != STORE_OK) {
+		fprintf(stderr, "store_open: %s\n", err);
+		free(err);
+		return -1;
+	}
+	/* the first instance makes the schema; then the test's connection */
+	if (ha_gw(h, 0, dsn) == NULL || gwproc_start(h->gw[0]) != 0)
+		return -1;
+	memset(&go, 0, sizeof go);
+	go.driver = STORE_POSTGRESQL;
+	go.dsn = dsn;
+	go.busy_ms = 5000;
+	go.must_exist = true;
+	if (gwdb_open(&h->g, &go, &err) != QUEUE_OK) {
+		fprintf(stderr, "gwdb_open: %s\n", err != NULL ? err : "?");
+		free(err);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+setup(void **state)
+{
+	struct ha	*h;
+	char		 why[512];
 
 	if (getenv("MOSGW_PG_DSN") == NULL || *getenv("MOSGW_PG_DSN") == '\0') {
 		printf("SKIP: several instances need a PostgreSQL server "
@@ -396,39 +441,64 @@ setup(void **state)
 		fprintf(stderr, "PostgreSQL: %s\n", why);
 		return -1;
 	}
-	memset(&po, 0, sizeof po);
-	po.mos_id = "mosgw.test";
-	po.ncs_id = "NCSPEER";
-	if ((h->ncs = ncspeer_new(&po)) == NULL)
+	return setup_on(h, h->db.dsn);
+}
+
+/* tools/pgtest.sh CMD on the test's own cluster; its exit status. */
+static int
+ha_pgtest(struct ha *h, const char *cmd)
+{
+	char	line[1400];
+	int	st;
+
+	snprintf(line, sizeof line, "timeout 120 sh '%s/tools/pgtest.sh' %s "
+	    "'%s/pg' >'%s/pgtest.out' 2>'%s/pgtest.err'",
+	    getenv("MOSGW_TOP") != NULL ? getenv("MOSGW_TOP") : ".", cmd,
+	    h->cluster, h->cluster, h->cluster);
+	st = system(line);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* A cluster of the test's own (it restarts it), the database "postgres". */
+static int
+setup_cluster(void **state)
+{
+	struct ha	*h;
+	const char	*tmp = getenv("MOSGW_TMP");
+	char		 path[600], *dsn, *nl;
+
+	if ((h = calloc(1, sizeof *h)) == NULL)
 		return -1;
-	memset(&c, 0, sizeof c);
-	c.driver = STORE_POSTGRESQL;
-	c.dsn = h->db.dsn;
-	if (store_open(&h->s, &c, 0, &err) != STORE_OK) {
-		fprintf(stderr, "store_open: %s\n", err);
-		free(err);
+	*state = h;
+	snprintf(h->cluster, sizeof h->cluster, "%s/mosgw-ha.XXXXXX",
+	    tmp != NULL && *tmp != '\0' ? tmp : "/tmp");
+	if (mkdtemp(h->cluster) == NULL || chmod(h->cluster, 0755) != 0)
 		return -1;
+	if (ha_pgtest(h, "start") != 0) {
+		snprintf(path, sizeof path, "%s/pgtest.err", h->cluster);
+		dsn = gwproc_read_file(path);
+		printf("SKIP: no PostgreSQL cluster of its own: %s\n", dsn);
+		free(dsn);
+		h->skip = true;
+		return 0;
 	}
-	/* the first instance makes the schema; then the test's connection */
-	if (ha_gw(h, 0, h->db.dsn) == NULL || gwproc_start(h->gw[0]) != 0)
+	h->own = true;
+	snprintf(path, sizeof path, "%s/pg/dsn", h->cluster);
+	dsn = gwproc_read_file(path);
+	if ((nl = strchr(dsn, '\n')) != NULL)
+		*nl = '\0';
+	snprintf(h->db.dsn, sizeof h->db.dsn, "%s", dsn);
+	free(dsn);
+	if (h->db.dsn[0] == '\0')
 		return -1;
-	memset(&go, 0, sizeof go);
-	go.driver = STORE_POSTGRESQL;
-	go.dsn = h->db.dsn;
-	go.busy_ms = 5000;
-	go.must_exist = true;
-	if (gwdb_open(&h->g, &go, &err) != QUEUE_OK) {
-		fprintf(stderr, "gwdb_open: %s\n", err != NULL ? err : "?");
-		free(err);
-		return -1;
-	}
-	return 0;
+	return setup_on(h, h->db.dsn);
 }
 
 static int
 teardown(void **state)
 {
 	struct ha	*h = *state;
+	char		 cmd[600];
 	size_t		 i;
 
 	if (h == NULL)
@@ -440,6 +510,13 @@ teardown(void **state)
 	gwdb_close(h->g);
 	store_close(h->s);
 	pgdb_drop(&h->db);
+	if (h->own)
+		ha_pgtest(h, "stop");
+	if (h->cluster[0] != '\0' && getenv("MOSGW_KEEP") == NULL) {
+		snprintf(cmd, sizeof cmd, "rm -rf '%s'", h->cluster);
+		if (system(cmd) != 0)
+			fprintf(stderr, "cannot remove %s\n", h->cluster);
+	}
 	free(h);
 	return 0;
 }
@@ -678,6 +755,61 @@ test_cut_off(void **state)
 	CHECK(h, gwproc_stop(h->gw[0]) == 0);
 }
 
+/* PostgreSQL restarts while changes are published: nothing is lost. */
+static void
+test_pg_restart(void **state)
+{
+	struct ha		*h = *state;
+	struct ncspeer_policy	 pol;
+	struct ncspeer_stats	 st;
+	struct ncspeer_match	 m;
+	int64_t			 epoch = 0, ep, t0, t_up;
+	size_t			 before;
+	int			 owner, conn, next;
+
+	if (h == NULL || h->skip) {
+		skip();
+		return;
+	}
+	memset(&m, 0, sizeof m);
+	m.type = "mosObj";
+	m.side = NCSPEER_ACCEPTED;
+	memset(&pol, 0, sizeof pol);
+	pol.ack_delay_ms = 15;
+	ncspeer_set_policy(h->ncs, &pol);
+	CHECK(h, ha_gw(h, 1, h->db.dsn) != NULL &&
+	    gwproc_start(h->gw[1]) == 0);
+	CHECK(h, (owner = ha_wait_owner(h, 0, &epoch, WAIT_MS)) >= 0);
+	CHECK(h, (conn = ha_wait_lower(h, 0, WAIT_MS)) > 0);
+	before = ha_objs(h);
+	CHECK(h, ha_put(h, 0) == QUEUE_OK);
+	CHECK(h, ha_put(h, 1) == QUEUE_OK);
+	CHECK(h, ncspeer_wait_count(h->ncs, &m, before + 3, WAIT_MS) >=
+	    before + 3);
+	t0 = now_ms();
+	CHECK(h, ha_pgtest(h, "restart") == 0);
+	/* the test's own connections notice the restart once */
+	(void)store_exec(h->s, "SELECT 1");
+	CHECK(h, store_exec(h->s, "SELECT 1") == STORE_OK);
+	(void)queue_tx_begin(h->g->q);
+	queue_tx_rollback(h->g->q);
+	/* an owner again (a new epoch), and its links */
+	CHECK(h, (next = ha_wait_owner(h, epoch, &ep, WAIT_MS)) >= 0);
+	CHECK(h, (conn = ha_wait_lower(h, conn, WAIT_MS)) > 0);
+	t_up = now_ms() - t0;
+	CHECK(h, ha_put(h, 2) == QUEUE_OK);
+	CHECK(h, gwproc_wait_idle(h->gw[next], "ncs:n1", 60000) == 0);
+	CHECK(h, gwproc_job_count(h->gw[next], "ncs:n1", QUEUE_FAILED) == 0);
+	ha_check_revs(h);
+	ncspeer_stats(h->ncs, &st);
+	CHECK(h, st.overlaps == 0);
+	CHECK(h, gwproc_running(h->gw[0]) && gwproc_running(h->gw[1]));
+	printf("ha: PostgreSQL restarted mid-publish: owner %s (epoch %lld) "
+	    "then %s (epoch %lld), its lower link up %lld ms after the "
+	    "restart began\n", h->names[owner], (long long)epoch,
+	    h->names[next], (long long)ep, (long long)t_up);
+}
+
 int
 main(void)
 {
@@ -685,6 +817,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_cut_off, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_kill_owner, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_pg_restart, setup_cluster,
 		    teardown),
 	};
 
