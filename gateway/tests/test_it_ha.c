@@ -568,6 +568,23 @@ ha_objs(struct ha *h)
 	return ncspeer_count(h->ncs, &m);
 }
 
+/*
+ * The NCS answers each mosObj 15 ms late (a batch takes a while on the
+ * wire); m matches the mosObj it receives.
+ */
+static void
+ha_slow_acks(struct ha *h, struct ncspeer_match *m)
+{
+	struct ncspeer_policy	pol;
+
+	memset(m, 0, sizeof *m);
+	m->type = "mosObj";
+	m->side = NCSPEER_ACCEPTED;
+	memset(&pol, 0, sizeof pol);
+	pol.ack_delay_ms = 15;
+	ncspeer_set_policy(h->ncs, &pol);
+}
+
 static int
 cmp_i64(const void *a, const void *b)
 {
@@ -616,7 +633,6 @@ static void
 test_kill_owner(void **state)
 {
 	struct ha		*h = *state;
-	struct ncspeer_policy	 pol;
 	struct ncspeer_stats	 st;
 	struct ncspeer_match	 m;
 	int64_t			 epoch = 0, ep, t_kill, took[HA_KILLS];
@@ -627,12 +643,7 @@ test_kill_owner(void **state)
 		skip();
 		return;
 	}
-	memset(&m, 0, sizeof m);
-	m.type = "mosObj";
-	m.side = NCSPEER_ACCEPTED;
-	memset(&pol, 0, sizeof pol);
-	pol.ack_delay_ms = 15;	/* a batch takes a while on the wire */
-	ncspeer_set_policy(h->ncs, &pol);
+	ha_slow_acks(h, &m);
 	for (i = 1; i < HA_MAX; i++)
 		CHECK(h, ha_gw(h, i, h->db.dsn) != NULL &&
 		    gwproc_start(h->gw[i]) == 0);
@@ -760,7 +771,6 @@ static void
 test_pg_restart(void **state)
 {
 	struct ha		*h = *state;
-	struct ncspeer_policy	 pol;
 	struct ncspeer_stats	 st;
 	struct ncspeer_match	 m;
 	int64_t			 epoch = 0, ep, t0, t_up;
@@ -771,12 +781,7 @@ test_pg_restart(void **state)
 		skip();
 		return;
 	}
-	memset(&m, 0, sizeof m);
-	m.type = "mosObj";
-	m.side = NCSPEER_ACCEPTED;
-	memset(&pol, 0, sizeof pol);
-	pol.ack_delay_ms = 15;
-	ncspeer_set_policy(h->ncs, &pol);
+	ha_slow_acks(h, &m);
 	CHECK(h, ha_gw(h, 1, h->db.dsn) != NULL &&
 	    gwproc_start(h->gw[1]) == 0);
 	CHECK(h, (owner = ha_wait_owner(h, 0, &epoch, WAIT_MS)) >= 0);
