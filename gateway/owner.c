@@ -515,6 +515,10 @@ owner_take_done(void *arg, int rc)
 		log_event(LL_INFO, "owner.take", "ncs=%s instance=%s epoch=%lld"
 		    " jobs_taken_back=%zu", t->ncs, o->instance,
 		    (long long)t->epoch, t->n);
+		if (t->n > 0)
+			log_event(LL_INFO, "job.orphans", "ncs=%s jobs=%zu "
+			    "note=%s", t->ncs, t->n, log_q("claimed by the "
+			    "NCS's previous owner, back in the queue"));
 		ncs_set_owned(n, true, t->epoch, "owner");
 	}
 	free(t->ncs);
