@@ -315,22 +315,28 @@ test_put_claimed_in_its_commit(void **state)
 					    .port = NCSPEER_LOWER,
 					    .side = NCSPEER_ACCEPTED };
 	const struct ncspeer_frame	*v[8];
-	char				 who[128], want[64];
+	char				 who[128], want[64], pid[24];
 	int64_t				 a, b;
 
 	memset(&pol, 0, sizeof pol);
 	pol.ack_delay_ms = -1;
 	ncspeer_set_policy(r->ncs, &pol);
-	snprintf(want, sizeof want, GW_WORKER_PREFIX "%d:", (int)r->gw->pid);
+	/* the publisher's worker: mosgw:ncs=NCS/INSTANCE/PID */
+	snprintf(want, sizeof want, GW_NCS_WORKER_PREFIX "n1/");
+	snprintf(pid, sizeof pid, "/%d", (int)r->gw->pid);
 	GWRIG_CHECK(r, (a = api_put(r, "TICKET-A")) > 0);
 	GWRIG_CHECK(r, job_state(r, a, who, sizeof who) == QUEUE_RUNNING);
 	GWRIG_CHECK(r, strncmp(who, want, strlen(want)) == 0);
+	GWRIG_CHECK(r, strlen(who) > strlen(pid) &&
+	    strcmp(who + strlen(who) - strlen(pid), pid) == 0);
 	mt.obj_id = "TICKET-A";
 	GWRIG_CHECK(r, ncspeer_wait(r->ncs, &mt, WAIT_MS) != NULL);
 	/* A is in flight, unanswered: B waits in the window, claimed */
 	GWRIG_CHECK(r, (b = api_put(r, "TICKET-B")) > 0);
 	GWRIG_CHECK(r, job_state(r, b, who, sizeof who) == QUEUE_RUNNING);
 	GWRIG_CHECK(r, strncmp(who, want, strlen(want)) == 0);
+	GWRIG_CHECK(r, strlen(who) > strlen(pid) &&
+	    strcmp(who + strlen(who) - strlen(pid), pid) == 0);
 	pol.ack_delay_ms = 0;
 	ncspeer_set_policy(r->ncs, &pol);
 	GWRIG_CHECK(r, gwproc_wait_jobs(r->gw, r->lane, QUEUE_DONE, 2,
