@@ -615,10 +615,13 @@ fs_same(const char *a, const char *b)
 }
 
 /*
- * How well answer a fits request r by the object both name (a mosObj or
- * a mosAck for a mosReqObj): 2 the same object, 1 one of them names none,
- * 0 two different objects. Requests without a messageID all share 0, so
- * this is what tells their answers apart, as it does for an NCS.
+ * How well answer a fits request r by the object both name (a mosObj or a
+ * mosAck; a mosReqObj, or a mosReqObjAction on an existing object): 2 the
+ * same object, or neither names one (a NACK of a frame that does not
+ * parse, say); 1 only one of them names one; 0 two different objects.
+ * Requests without a messageID all share 0, and a NACK sent at once
+ * overtakes the answers that wait for their commit, so this is what tells
+ * their answers apart, as it does for an NCS.
  */
 static int
 fs_fit(const struct fs_req *r, const struct mos_msg *a)
@@ -627,10 +630,18 @@ fs_fit(const struct fs_req *r, const struct mos_msg *a)
 
 	if (r->m != NULL && r->m->type == MOS_T_MOS_REQ_OBJ)
 		want = r->m->u.mos_req_obj.obj_id;
+	else if (r->m != NULL && r->m->type == MOS_T_MOS_REQ_OBJ_ACTION)
+		want = r->m->u.mos_req_obj_action.obj_id;
+	if (want != NULL && *want == '\0')
+		want = NULL;
 	if (a->type == MOS_T_MOS_OBJ)
 		got = a->u.mos_obj.obj_id;
 	else if (a->type == MOS_T_MOS_ACK)
 		got = a->u.mos_ack.obj_id;
+	if (got != NULL && *got == '\0')
+		got = NULL;
+	if (want == NULL && got == NULL)
+		return 2;
 	if (want == NULL || got == NULL)
 		return 1;
 	return strcmp(want, got) == 0 ? 2 : 0;
