@@ -1566,13 +1566,10 @@ bool		 publisher_offer(struct gw *, struct pub_work_list *,
 
 struct ckpt;
 struct ckpt_stats {
-	int64_t	asked;		/* requests from commits */
 	int64_t	done;		/* checkpoints that ran */
 	int64_t	busy;		/* found another checkpoint running */
 	int64_t	failed;		/* errors (disk full, I/O) */
-	int64_t	frames;		/* WAL frames copied back, all told */
 	int64_t	us;		/* time spent checkpointing */
-	int	wal_frames;	/* WAL size at the last request */
 };
 /* Start it on a database that is open in WAL mode; NULL and *err if not. */
 struct ckpt	*ckpt_new(const char *path, bool sync_normal, char **err);
