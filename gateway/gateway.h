@@ -568,6 +568,8 @@ int	 gwdb_meta_put(struct gwdb *, const char *key, int64_t val);
 extern const char *const gwdb_pg_migrations[GWDB_SCHEMA_VERSION];
 /* The statements whose SQLite text does not run there (NULL: it does). */
 extern const char *const gwdb_pg_sql[ST__COUNT];
+/* Fill the empty search index from assets and asset_key (mosctl db). */
+extern const char gwdb_pg_fts_fill[];
 
 /* ------------------------------------------------------------------------ */
 /* catalog.c: the asset catalog, and the mosObj built from a row. */

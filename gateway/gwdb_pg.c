@@ -31,6 +31,12 @@
 	" mosgw_text(m.payload), ' ' ORDER BY m.seq) FROM asset_meta m" \
 	" WHERE m.obj_id = a.obj_id)"
 
+/* Index every asset that is not deleted and has its key. */
+#define GWDB_PG_FTS_FILL \
+	"INSERT INTO asset_fts(id, slug, abstract, description, meta)" \
+	" SELECT " GWDB_PG_FTS_ROW " FROM assets a" \
+	" JOIN asset_key k ON k.obj_id = a.obj_id WHERE a.deleted = 0"
+
 static const char gwdb_pg_v1[] =
 	"CREATE TABLE IF NOT EXISTS gw_meta("
 	" key TEXT PRIMARY KEY, value BIGINT NOT NULL);"
@@ -226,9 +232,7 @@ static const char gwdb_pg_v3[] =
 	" meta TEXT, tsv tsvector GENERATED ALWAYS AS (" GWDB_PG_TSV ") STORED);"
 	"CREATE INDEX asset_fts_tsv ON asset_fts USING gin(tsv);"
 	"INSERT INTO asset_key(obj_id) SELECT obj_id FROM assets ORDER BY obj_id;"
-	"INSERT INTO asset_fts(id, slug, abstract, description, meta)"
-	" SELECT " GWDB_PG_FTS_ROW " FROM assets a"
-	" JOIN asset_key k ON k.obj_id = a.obj_id WHERE a.deleted = 0;";
+	GWDB_PG_FTS_FILL ";";
 
 static const char gwdb_pg_v4[] =
 	"CREATE TABLE ncs_sync("
@@ -370,6 +374,9 @@ const char *const gwdb_pg_sql[ST__COUNT] = {
 	    " digest = excluded.digest, t_ms = excluded.t_ms,"
 	    " items = excluded.items RETURNING id",
 };
+
+/* The search index made again from assets and asset_key (an empty one). */
+const char gwdb_pg_fts_fill[] = GWDB_PG_FTS_FILL;
 
 /* Is the database PostgreSQL? */
 bool

@@ -29,6 +29,7 @@ usage(FILE *f)
 	mosctl_history_usage(f);
 	mosctl_ro_usage(f);
 	mosctl_status_usage(f);
+	mosctl_db_usage(f);
 	fprintf(f, "\nexit status: 0 ok, 1 operation failed (status: a link not "
 	    "up), 64 usage, 69 API unreachable or failing, 74 database error\n");
 }
@@ -206,6 +207,16 @@ main(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
+	/* db migrate names both of its databases itself */
+	if (argc >= 1 && strcmp(argv[0], "db") == 0) {
+		if (ctl.config != NULL || ctl.db != NULL || ctl.url != NULL) {
+			fprintf(stderr, "mosctl db: the databases are named by "
+			    "--from and --to; --db, -c and --url do not "
+			    "apply\n");
+			return MOSCTL_EXIT_USAGE;
+		}
+		return mosctl_db(&ctl, argc - 1, argv + 1);
+	}
 	/* defaults from the environment, unless -c names the database */
 	if (ctl.config == NULL && ctl.db == NULL &&
 	    (env = getenv("MOSGW_DB")) != NULL && *env != '\0')

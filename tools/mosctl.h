@@ -90,6 +90,10 @@ int	mosctl_ro(struct mosctl *, int argc, char **argv);
 void	mosctl_ro_usage(FILE *);
 int	mosctl_ro_asset_usage(struct mosctl *, int argc, char **argv);
 
+/* tools/mosctl_db.c: db migrate --from FILE.db --to DSN */
+int	mosctl_db(struct mosctl *, int argc, char **argv);
+void	mosctl_db_usage(FILE *);
+
 /* tools/mosctl_status.c: over the API (--url) */
 int	mosctl_links(struct mosctl *, int argc, char **argv);
 int	mosctl_queue(struct mosctl *, int argc, char **argv);

@@ -180,7 +180,8 @@ gwproc_new(const struct gwproc_opts *o)
 	}
 	snprintf(gp->conf, sizeof gp->conf, "%s/mosgw.ini", gp->dir);
 	snprintf(gp->db, sizeof gp->db, "%s/mosgw.db", gp->dir);
-	gp->driver = o->pg_dsn != NULL ? STORE_POSTGRESQL : pgdb_driver();
+	gp->driver = o->pg_dsn != NULL ? STORE_POSTGRESQL : o->sqlite ?
+	    STORE_SQLITE : pgdb_driver();
 	if (o->pg_dsn != NULL)
 		snprintf(gp->pg.dsn, sizeof gp->pg.dsn, "%s", o->pg_dsn);
 	else if (gp->driver == STORE_POSTGRESQL &&

@@ -70,6 +70,8 @@ struct gwproc_opts {
 	 * dropped by gwproc.
 	 */
 	const char	*pg_dsn;
+	/* SQLite whatever MOSGW_DB_DRIVER says (without pg_dsn) */
+	bool		 sqlite;
 };
 
 struct gwproc {
