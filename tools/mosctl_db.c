@@ -41,6 +41,7 @@
 #define DBM_MAX_PARAMS	999	/* parameters in one statement */
 #define DBM_MAX_ROWS	200	/* rows in one INSERT */
 #define DBM_MAX_COLS	64
+#define DBM_ANSWER_MS	600000	/* the longest wait for one statement */
 
 /*
  * The tables copied, in an order that satisfies the foreign keys (jobs
@@ -852,6 +853,8 @@ dbm_migrate(struct mosctl *ctl, int argc, char **argv)
 		rc = MOSCTL_EXIT_DB;
 		goto out;
 	}
+	/* one statement may fill the search index of a large catalog */
+	store_answer_timeout(m.g->db, DBM_ANSWER_MS);
 	if ((rc = dbm_run(&m)) != MOSCTL_EXIT_OK)
 		goto out;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
