@@ -239,6 +239,46 @@ dbm_version(struct dbm *m, const char *what, const char *sql, int ours)
 }
 
 /*
+ * Every table of the source is one this program copies (or the search
+ * index it builds again): nothing is left behind unnoticed.
+ */
+static int
+dbm_source_tables(struct dbm *m)
+{
+	struct store_stmt	*st;
+	const char		*name;
+	size_t			 i;
+	int			 rc;
+
+	if (store_prepare(m->src, "SELECT name FROM sqlite_master WHERE "
+	    "type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND "
+	    "name <> 'asset_fts' AND name NOT LIKE 'asset\\_fts\\_%' "
+	    "ESCAPE '\\' ORDER BY name", 0, &st) != STORE_OK) {
+		dbm_fail(m, "%s: %s", m->from, store_errmsg(m->src));
+		return MOSCTL_EXIT_DB;
+	}
+	while ((rc = store_step(st)) == STORE_ROW) {
+		name = store_column_text(st, 0);
+		for (i = 0; i < DBM_NTABLES; i++) {
+			if (strcmp(dbm_tables[i].name, name) == 0)
+				break;
+		}
+		if (i == DBM_NTABLES) {
+			dbm_fail(m, "%s has a table this mosctl does not "
+			    "know how to copy: %s", m->from, name);
+			store_finalize(st);
+			return MOSCTL_EXIT_FAIL;
+		}
+	}
+	store_finalize(st);
+	if (rc != STORE_DONE) {
+		dbm_fail(m, "%s: %s", m->from, store_errmsg(m->src));
+		return MOSCTL_EXIT_DB;
+	}
+	return MOSCTL_EXIT_OK;
+}
+
+/*
  * The source: an existing mosgw file at our schema versions, no daemon on
  * it, opened read-only with a read transaction open (the snapshot).
  */
@@ -291,7 +331,7 @@ dbm_source_open(struct dbm *m)
 	    "SELECT value FROM gw_meta WHERE key = 'schema_version'",
 	    GWDB_SCHEMA_VERSION) == -1)
 		return MOSCTL_EXIT_FAIL;
-	return MOSCTL_EXIT_OK;
+	return dbm_source_tables(m);
 }
 
 /* Free a table's columns. */

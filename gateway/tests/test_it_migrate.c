@@ -469,7 +469,7 @@ test_refusals(void **state)
 	struct pgdb		 target;
 	struct store		*s;
 	char			 why[256], path[400], dsn[1200], *err = NULL;
-	char			*jobs;
+	char			*jobs, *out = NULL;
 	FILE			*f;
 
 	(void)state;
@@ -505,6 +505,28 @@ test_refusals(void **state)
 	store_close(s);
 	refused(gp, path, target.dsn, MOSCTL_EXIT_FAIL,
 	    "is not a mosgw database");
+	/* a mosgw file of another schema version */
+	snprintf(path, sizeof path, "%s/old.db", gp->dir);
+	assert_int_equal(gwproc_mosctl_cmd(gp, NULL, NULL, "--db", path,
+	    "init", (char *)NULL), 0);
+	assert_int_equal(store_open_file(&s, path, 0, &err), STORE_OK);
+	snprintf(dsn, sizeof dsn, "UPDATE gw_meta SET value = %d WHERE "
+	    "key = 'schema_version'", GWDB_SCHEMA_VERSION - 1);
+	assert_int_equal(store_exec(s, dsn), STORE_OK);
+	store_close(s);
+	snprintf(dsn, sizeof dsn, "has gateway schema version %d; this "
+	    "mosctl copies version %d", GWDB_SCHEMA_VERSION - 1,
+	    GWDB_SCHEMA_VERSION);
+	refused(gp, path, target.dsn, MOSCTL_EXIT_FAIL, dsn);
+	/* a table nobody told mosctl about would be left behind */
+	assert_int_equal(store_open_file(&s, path, 0, &err), STORE_OK);
+	snprintf(dsn, sizeof dsn, "UPDATE gw_meta SET value = %d WHERE "
+	    "key = 'schema_version'; CREATE TABLE extra(a)",
+	    GWDB_SCHEMA_VERSION);
+	assert_int_equal(store_exec(s, dsn), STORE_OK);
+	store_close(s);
+	refused(gp, path, target.dsn, MOSCTL_EXIT_FAIL,
+	    "has a table this mosctl does not know how to copy: extra");
 	/* a dsn with a password; a server nobody listens on */
 	snprintf(dsn, sizeof dsn, "%s password=secret", target.dsn);
 	refused(gp, gp->db, dsn, MOSCTL_EXIT_USAGE, "password");
@@ -523,8 +545,12 @@ test_refusals(void **state)
 	assert_int_equal(store_exec(s, "DROP TABLE jobs"), STORE_OK);
 
 	/* copied once; a second copy is refused and changes nothing */
-	assert_int_equal(gwproc_mosctl_cmd(gp, NULL, NULL, "db", "migrate",
+	assert_int_equal(gwproc_mosctl_cmd(gp, &out, NULL, "db", "migrate",
 	    "--from", gp->db, "--to", target.dsn, (char *)NULL), 0);
+	snprintf(why, sizeof why, "\n%-16s %10d\n", "assets", 1);
+	assert_non_null(strstr(out, why));
+	assert_non_null(strstr(out, "\ncopied "));
+	free(out);
 	jobs = rows_text(s, ASSETS_SQL);
 	assert_string_equal(jobs, "X1 1\n");
 	refused(gp, gp->db, target.dsn, MOSCTL_EXIT_FAIL,
