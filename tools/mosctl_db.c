@@ -795,11 +795,12 @@ dbm_report(struct dbm *m, double secs)
 			json_array_append_new(a, json_pack("{s:s, s:I}",
 			    "table", dbm_tables[i].name, "rows",
 			    (json_int_t)m->rows[i]));
-		o = json_pack("{s:s, s:s, s:o, s:I, s:I, s:I, s:f}",
+		o = json_pack("{s:s, s:s, s:o, s:I, s:I, s:I, s:I}",
 		    "from", m->from, "to", m->to, "tables", a,
 		    "rows", (json_int_t)m->total,
 		    "released", (json_int_t)m->released,
-		    "indexed", (json_int_t)m->indexed, "seconds", secs);
+		    "indexed", (json_int_t)m->indexed,
+		    "ms", (json_int_t)(secs * 1000));
 		if (o != NULL && (s = json_dumps(o, JSON_COMPACT)) != NULL) {
 			fprintf(m->ctl->out, "%s\n", s);
 			free(s);

@@ -240,9 +240,11 @@ test_migrate_site(void **state)
 	memset(&o, 0, sizeof o);
 	o.sqlite = true;
 	o.log_level = "info";
-	o.database_extra = "backoff_base = 0.1\nbackoff_max = 0.5\n";
+	/* the held job stays RUNNING however slow the machine is */
+	o.database_extra = "backoff_base = 0.1\nbackoff_max = 0.5\n"
+	    "lease = 300\n";
 	o.nncs = 1;
-	o.ncs[0].extra = "max_attempts = 2\n";
+	o.ncs[0].extra = "max_attempts = 2\nack_timeout = 300\n";
 	/* a webhook nobody answers: its jobs wait in the queue */
 	snprintf(sections, sizeof sections, "[webhook.h]\nurl = "
 	    "http://127.0.0.1:%u/\nevents = *\nsecret = s\n",
@@ -332,6 +334,8 @@ test_migrate_site(void **state)
 	    &err) == 0);
 	rep = json_loads(out, 0, NULL);
 	GWRIG_CHECK(r, rep != NULL);
+	GWRIG_CHECK(r, json_is_integer(json_object_get(rep, "ms")));
+	GWRIG_CHECK(r, json_integer_value(json_object_get(rep, "rows")) > 0);
 	GWRIG_CHECK(r, json_integer_value(json_object_get(rep, "released"))
 	    == running);
 	dst = pg_open(target.dsn);
