@@ -534,6 +534,8 @@ test_refusals(void **state)
 	/* a dsn with a password; a server nobody listens on */
 	snprintf(dsn, sizeof dsn, "%s password=secret", target.dsn);
 	refused(gp, gp->db, dsn, MOSCTL_EXIT_USAGE, "password");
+	refused(gp, gp->db, "host=127.0.0.1 port", MOSCTL_EXIT_USAGE,
+	    "not a libpq connection string");
 	snprintf(dsn, sizeof dsn, "host=127.0.0.1 port=%u dbname=nope "
 	    "user=mosgw connect_timeout=5", (unsigned)gwproc_free_port());
 	refused(gp, gp->db, dsn, MOSCTL_EXIT_DB, "dbname=nope");
