@@ -471,7 +471,7 @@ test_refusals(void **state)
 	struct gwproc_opts	 o;
 	struct gwproc		*gp;
 	struct pgdb		 target;
-	struct store		*s;
+	struct store		*s, *s2;
 	char			 why[256], path[400], dsn[1200], *err = NULL;
 	char			*jobs, *out = NULL;
 	FILE			*f;
@@ -549,6 +549,23 @@ test_refusals(void **state)
 	    "already holds mosgw data: jobs (1 rows)");
 	assert_false(pg_has_schema(target.dsn));
 	assert_int_equal(store_exec(s, "DROP TABLE jobs"), STORE_OK);
+
+	/* a value PostgreSQL cannot hold: all rolled back, no data */
+	snprintf(path, sizeof path, "%s/nul.db", gp->dir);
+	assert_int_equal(gwproc_mosctl_cmd(gp, NULL, NULL, "--db", path,
+	    "init", (char *)NULL), 0);
+	assert_int_equal(gwproc_mosctl_cmd(gp, NULL, NULL, "--db", path,
+	    "asset", "put", "Z1", "--slug", "z", (char *)NULL), 0);
+	assert_int_equal(store_open_file(&s2, path, 0, &err), STORE_OK);
+	assert_int_equal(store_exec(s2, "UPDATE assets SET description = "
+	    "'a' || char(0) || 'b'"), STORE_OK);
+	store_close(s2);
+	refused(gp, path, target.dsn, MOSCTL_EXIT_DB, "table assets, column "
+	    "description: a text with a NUL byte");
+	assert_true(pg_has_schema(target.dsn));
+	assert_int_equal(one_int(s, "SELECT count(*) FROM assets"), 0);
+	assert_int_equal(one_int(s, "SELECT count(*) FROM queue_counters"),
+	    3);
 
 	/* copied once; a second copy is refused and changes nothing */
 	assert_int_equal(gwproc_mosctl_cmd(gp, &out, NULL, "db", "migrate",
