@@ -2,7 +2,9 @@
 # make bench, API part: the HTTP API of the real mosgw (synchronous = full)
 # beside an evhttp handler that does nothing, with the same client in the
 # same run: PUT latency at a paced rate (to the 202 and to the NCS's
-# wire), the PUT rate of many keep-alive clients, the NDJSON import rate.
+# wire), the PUT rate of many keep-alive clients, the NDJSON import rate;
+# then the latency and rate again on PostgreSQL ($MOSGW_PG_DSN, which
+# bench/run.sh provides), one line per store.
 set -eu
 top=${MOSGW_TOP:-$(pwd)}
 tmp=${MOSGW_TMP:-$top/build/default/tmp}

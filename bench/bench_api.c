@@ -20,6 +20,13 @@
  *             others wait), the longest transaction of the import (from
  *             the gateway's log) and the machine's load average;
  *             BENCH_API_PROBE=0: no PUTs beside it
+ *   drivers   the latency and rate phases again against mosgw on
+ *             PostgreSQL (the server of $MOSGW_PG_DSN, a database of its
+ *             own; bench/run.sh starts a throwaway cluster with fsync and
+ *             synchronous_commit on), with a scripted NCS of its own: one
+ *             line per store in one table, with the rate at which the
+ *             rate phase's mosObj reached the NCS ("skipped: REASON"
+ *             without a server)
  *   fsync     the floor of a durable commit: BENCH_API_FSYNCS times
  *             (default 1000) a 4 KiB append to a file beside the database
  *             and fdatasync(2), as SQLite's WAL commit with synchronous =
@@ -31,6 +38,7 @@
 #include "gateway/tests/ncspeer.c"
 #include "gateway/tests/gwproc.c"
 #include "gateway/tests/httpc.c"
+#include "bench/benchpg.c"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -310,9 +318,12 @@ hammer_main(void *arg)
 	return NULL;
 }
 
-/* Answers a second with nclients clients; *errors gets the failures. */
+/*
+ * Answers a second with nclients clients; *errors gets the failures, *oks
+ * (if not NULL) the answers.
+ */
 static double
-rate_run(uint16_t port, const char *prefix, long *errors)
+rate_run(uint16_t port, const char *prefix, long *errors, long *oks)
 {
 	struct hammer	h[MAX_CLIENTS];
 	pthread_t	th[MAX_CLIENTS];
@@ -334,7 +345,90 @@ rate_run(uint16_t port, const char *prefix, long *errors)
 		ok += h[i].ok;
 		*errors += h[i].errors;
 	}
+	if (oks != NULL)
+		*oks = ok;
 	return ok / ((double)(now_us() - t0) / 1e6);
+}
+
+/* What the latency and rate phases measure on one gateway. */
+struct pubfig {
+	double	a50, a99, w50, w99;	/* PUT answer and PUT-to-wire, ms */
+	double	rate;			/* PUTs/s, many clients */
+	double	wire;			/* their mosObj/s reaching the NCS */
+	double	cpu;			/* the gateway's CPU s in the rate phase */
+	long	errors;
+};
+
+/*
+ * The paced PUTs, then the rate phase; the wire rate is the rate phase's
+ * PUTs over the time from its start to the last of their mosObj at the NCS.
+ */
+static void
+pub_run(struct gwproc *gp, struct ncspeer *ncs, struct pubfig *f, int n)
+{
+	struct ncspeer_match		 m = { .type = "mosObj",
+					    .side = NCSPEER_ACCEPTED };
+	const struct ncspeer_frame	*fr;
+	size_t				 before, i, nf;
+	int64_t				 t0, last = 0;
+	double				 cpu0;
+	long				 rerr, oks;
+
+	memset(f, 0, sizeof *f);
+	f->errors = paced_run(gp->api_port, ncs, "L-", n, &f->a50, &f->a99,
+	    &f->w50, &f->w99);
+	gwproc_wait_idle(gp, "ncs:n1", WIRE_WAIT_MS);
+	before = ncspeer_count(ncs, &m);
+	cpu0 = gwproc_cpu(gp);
+	t0 = now_us();
+	f->rate = rate_run(gp->api_port, "R-", &rerr, &oks);
+	f->cpu = gwproc_cpu(gp) - cpu0;
+	f->errors += rerr;
+	/* every PUT answered 202 made one mosObj */
+	ncspeer_wait_count(ncs, &m, before + (size_t)oks, WIRE_WAIT_MS * 4);
+	nf = ncspeer_nframes(ncs);
+	for (i = 0; i < nf; i++) {
+		fr = ncspeer_frame_at(ncs, i);
+		if (strcmp(fr->type_name, "mosObj") == 0 && fr->t_us > last)
+			last = fr->t_us;
+	}
+	if (last > t0)
+		f->wire = (double)(ncspeer_count(ncs, &m) - before) /
+		    ((double)(last - t0) / 1e6);
+	gwproc_wait_idle(gp, "ncs:n1", WIRE_WAIT_MS * 4);
+}
+
+/* A scripted NCS and mosgw with one NCS section for it, links up. */
+static struct gwproc *
+gw_start(struct ncspeer **ncsp, struct gwproc_opts *o, const char *tokens)
+{
+	struct ncspeer_opts	 po;
+	struct ncspeer		*ncs;
+	struct gwproc		*gp;
+
+	memset(&po, 0, sizeof po);
+	po.mos_id = "mosgw.bench";
+	po.ncs_id = "NCSBENCH";
+	po.enc = MOS_ENC_UTF16BE;
+	if ((*ncsp = ncs = ncspeer_new(&po)) == NULL)
+		return NULL;
+	memset(o, 0, sizeof *o);
+	o->mos_id = "mosgw.bench";
+	o->log_level = "info";
+	o->database_extra = "synchronous = full\nhistory = off\n";
+	o->api_tokens = tokens;
+	o->api_extra = "max_connections = 1024\n";
+	o->nncs = 1;
+	o->ncs[0].ncs_id = "NCSBENCH";
+	o->ncs[0].lower_port = ncspeer_port(ncs, NCSPEER_LOWER);
+	o->ncs[0].upper_port = ncspeer_port(ncs, NCSPEER_UPPER);
+	if ((gp = gwproc_new(o)) == NULL || gwproc_start(gp) != 0 ||
+	    ncspeer_wait_open(ncs, NCSPEER_LOWER, NCSPEER_ACCEPTED, 1,
+	    GWPROC_LINK_MS) != 0) {
+		gwproc_free(gp);
+		return NULL;
+	}
+	return gp;
 }
 
 /* PUTs one after the other while the import runs: their answer times. */
@@ -500,6 +594,14 @@ thread_cpu(struct gwproc *gp, double *v, size_t max)
 	return n;
 }
 
+/* One line of the table of stores. */
+static void
+pub_line(const char *name, const struct pubfig *f)
+{
+	printf("%-34s %6.2f /%7.2f %6.2f /%7.2f %9.0f %10.0f\n", name, f->w50,
+	    f->w99, f->a50, f->a99, f->rate, f->wire);
+}
+
 static int
 env_int(const char *name, int def, int max)
 {
@@ -515,13 +617,14 @@ int
 main(void)
 {
 	struct null_server	 ns;
-	struct ncspeer_opts	 po;
 	struct ncspeer		*ncs;
 	struct gwproc_opts	 o;
 	struct gwproc		*gp;
-	double			 na50, na99, a50, a99, w50, w99, nrate, grate;
+	struct pubfig		 sq, pg;
+	const char		*why;
+	double			 na50, na99, nw50, nw99, nrate;
 	double			 f50, f99;
-	double			 imp, cpu0, cpu1, t0[8], t1[8], tcpu = 0;
+	double			 imp, t0[8], t1[8], tcpu = 0;
 	double			 tmax = 0, txmax = -1, pr50, pr99, prmax;
 	double			 load0, load1;
 	struct prober		 pr;
@@ -529,9 +632,9 @@ main(void)
 	char			*log, *l;
 	int			 ntx = 0, probe;
 	size_t			 nt, i;
-	long			 nerr, gerr;
-	int			 e1, e2, n;
-	char			 tokens[128];
+	long			 nerr;
+	int			 e1, n;
+	char			 tokens[128], pgset[256];
 
 	rate = env_int("BENCH_API_RATE", rate, 100000);
 	paced = env_int("BENCH_API_PACED", paced, MAX_CLIENTS);
@@ -548,40 +651,18 @@ main(void)
 		fprintf(stderr, "bench_api: cannot start the evhttp server\n");
 		return 1;
 	}
-	e1 = paced_run(ns.port, NULL, "N-", n, &na50, &na99, &w50, &w99);
-	nrate = rate_run(ns.port, "NR-", &nerr);
+	e1 = paced_run(ns.port, NULL, "N-", n, &na50, &na99, &nw50, &nw99);
+	nrate = rate_run(ns.port, "NR-", &nerr, NULL);
 	null_stop(&ns);
 
-	memset(&po, 0, sizeof po);
-	po.mos_id = "mosgw.bench";
-	po.ncs_id = "NCSBENCH";
-	po.enc = MOS_ENC_UTF16BE;
-	if ((ncs = ncspeer_new(&po)) == NULL)
-		return 1;
 	snprintf(tokens, sizeof tokens, "bench write %s\n", TOK);
-	memset(&o, 0, sizeof o);
-	o.mos_id = "mosgw.bench";
-	o.log_level = "info";
-	o.database_extra = "synchronous = full\nhistory = off\n";
-	o.api_tokens = tokens;
-	o.api_extra = "max_connections = 1024\n";
-	o.nncs = 1;
-	o.ncs[0].ncs_id = "NCSBENCH";
-	o.ncs[0].lower_port = ncspeer_port(ncs, NCSPEER_LOWER);
-	o.ncs[0].upper_port = ncspeer_port(ncs, NCSPEER_UPPER);
-	if ((gp = gwproc_new(&o)) == NULL || gwproc_start(gp) != 0 ||
-	    ncspeer_wait_open(ncs, NCSPEER_LOWER, NCSPEER_ACCEPTED, 1,
-	    GWPROC_LINK_MS) != 0) {
+	setenv("MOSGW_DB_DRIVER", "sqlite", 1);
+	if ((gp = gw_start(&ncs, &o, tokens)) == NULL) {
 		fprintf(stderr, "bench_api: the gateway did not start\n");
 		return 1;
 	}
 	fsync_run(gp->dir, nfsync, &f50, &f99);
-	e2 = paced_run(gp->api_port, ncs, "L-", n, &a50, &a99, &w50, &w99);
-	gwproc_wait_idle(gp, "ncs:n1", WIRE_WAIT_MS);
-	cpu0 = gwproc_cpu(gp);
-	grate = rate_run(gp->api_port, "R-", &gerr);
-	cpu1 = gwproc_cpu(gp);
-	gwproc_wait_idle(gp, "ncs:n1", WIRE_WAIT_MS * 4);
+	pub_run(gp, ncs, &sq, n);
 	/* the import's CPU per thread (the threads' order stays) */
 	load0 = loadavg();
 	memset(&pr, 0, sizeof pr);
@@ -623,11 +704,11 @@ main(void)
 	printf("%-44s %14s %14s %14s\n", "", "mosgw", "evhttp null",
 	    "bare fsync");
 	printf("%-44s %6.2f /%6.2f %6.2f /%6.2f %6.2f /%6.2f\n", "PUT answer ms "
-	    "p50 / p99 (paced)", a50, a99, na50, na99, f50, f99);
+	    "p50 / p99 (paced)", sq.a50, sq.a99, na50, na99, f50, f99);
 	printf("%-44s %6.2f /%6.2f %14s %6.2f /%6.2f\n", "PUT-to-wire ms p50 / "
-	    "p99 (paced)", w50, w99, "-", f50, f99);
+	    "p99 (paced)", sq.w50, sq.w99, "-", f50, f99);
 	printf("%-44s %14.0f %14.0f\n", "PUTs/s, many keep-alive clients",
-	    grate, nrate);
+	    sq.rate, nrate);
 	printf("%-44s %14.0f %14s\n", "imported assets/s (one NDJSON POST)",
 	    imp, "-");
 	if (tmax > 0)
@@ -643,13 +724,42 @@ main(void)
 	    "transactions, %d PUTs beside it; load average %.1f before the "
 	    "import, %.1f after (%ld cores); bare fsync: %d x (4 KiB append "
 	    "+ fdatasync) beside the database, just before the paced PUTs\n",
-	    n, rate, paced, nclients, secs, cpu1 - cpu0, nimport, ntx, pr.n,
+	    n, rate, paced, nclients, secs, sq.cpu, nimport, ntx, pr.n,
 	    load0, load1, sysconf(_SC_NPROCESSORS_ONLN), nfsync);
-	if (e1 + e2 > 0 || nerr + gerr > 0 || pr.errors > 0)
-		printf("errors: paced %d (null) %d (mosgw), rate %ld (null) "
-		    "%ld (mosgw), PUTs beside the import %d\n", e1, e2, nerr,
-		    gerr, pr.errors);
+	if (e1 > 0 || nerr > 0 || sq.errors > 0 || pr.errors > 0)
+		printf("errors: paced %d (null), rate %ld (null), paced and "
+		    "rate %ld (mosgw), PUTs beside the import %d\n", e1, nerr,
+		    sq.errors, pr.errors);
 	gwproc_free(gp);
 	ncspeer_free(ncs);
+
+	/* the same phases on PostgreSQL */
+	if ((why = benchpg_why()) == NULL) {
+		benchpg_settings(getenv("MOSGW_PG_DSN"), pgset, sizeof pgset);
+		setenv("MOSGW_DB_DRIVER", "postgresql", 1);
+		if ((gp = gw_start(&ncs, &o, tokens)) == NULL)
+			why = "the gateway did not start on PostgreSQL";
+		else
+			pub_run(gp, ncs, &pg, n);
+		gwproc_free(gp);
+		ncspeer_free(ncs);
+	}
+	printf("api: the same client and scripted NCS against mosgw on each "
+	    "store (history off)\n");
+	printf("%-34s %15s %15s %9s %10s\n", "", "PUT-to-wire ms", "PUT answer "
+	    "ms", "PUTs/s", "mosObj/s");
+	printf("%-34s %15s %15s %9s %10s\n", "", "p50 / p99", "p50 / p99",
+	    "(rate)", "to the NCS");
+	pub_line("SQLite (synchronous = full)", &sq);
+	if (why == NULL)
+		pub_line("PostgreSQL (one server, loopback)", &pg);
+	else
+		printf("%-34s skipped: %s\n", "PostgreSQL (one server, loopback)",
+		    why);
+	if (why == NULL)
+		printf("PostgreSQL: %s; mosgw CPU in the rate phase %.2f s "
+		    "(SQLite %.2f s)\n", pgset, pg.cpu, sq.cpu);
+	if (why == NULL && pg.errors > 0)
+		printf("errors on PostgreSQL: %ld\n", pg.errors);
 	return 0;
 }

@@ -8,7 +8,9 @@
 #   tools/pgtest.sh restart DIR   stop, then start again on the same port
 #   tools/pgtest.sh dsn DIR       print the DSN of the cluster in DIR
 #
-# The cluster is for tests only: fsync off, trust authentication for the
+# The cluster is for tests only: fsync off (PGTEST_DURABLE=1 at the first
+# start: fsync, synchronous_commit and full_page_writes on, as a production
+# server has them, for the benchmarks), trust authentication for the
 # superuser role "mosgw" on a Unix socket in DIR and on 127.0.0.1 at a free
 # port picked at the first start (tests need TCP to put a proxy in between).
 # PostgreSQL refuses to run as root: under root the server runs as
@@ -107,14 +109,16 @@ do_init() {
 		tail -n 5 "$dir/initdb.log" >&2
 		die "initdb failed (see $dir/initdb.log)"
 	fi
+	sync=off
+	[ "${PGTEST_DURABLE:-0}" = 1 ] && sync=on
 	cat >>"$data/postgresql.conf" <<EOF
 
 # tools/pgtest.sh: a throwaway test cluster
 listen_addresses = '127.0.0.1'
 unix_socket_directories = '$dir'
-fsync = off
-synchronous_commit = off
-full_page_writes = off
+fsync = $sync
+synchronous_commit = $sync
+full_page_writes = $sync
 max_connections = 200
 shared_buffers = 32MB
 max_wal_size = 256MB
