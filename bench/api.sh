@@ -14,4 +14,4 @@ if [ ! -x "$dir/bench_api" ]; then
 	echo "api: $dir/bench_api not built (make bench builds it)" >&2
 	exit 1
 fi
-MOSGW_TOP=$top MOSGW_TMP=$tmp timeout 300 "$dir/bench_api"
+MOSGW_TOP=$top MOSGW_TMP=$tmp timeout 600 "$dir/bench_api"
