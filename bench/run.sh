@@ -14,7 +14,7 @@ mkdir -p "$tmp"
 pgdir=""
 cleanup() {
 	if [ -n "$pgdir" ]; then
-		sh tools/pgtest.sh stop "$pgdir" >/dev/null 2>&1 || true
+		sh tools/pgtest.sh stop "$pgdir/pg" >/dev/null 2>&1 || true
 		rm -rf "$pgdir"
 	fi
 }
