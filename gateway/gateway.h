@@ -11,7 +11,8 @@
  * as events (events.c), streamed to API clients (api_events.c) and POSTed
  * to webhooks (webhook.c); metrics.c counts what happens for GET /metrics.
  * With several instances on one PostgreSQL database, owner.c decides which
- * one opens each NCS's outbound links. main.c only sequences startup and
+ * one opens each NCS's outbound links, and wake.c wakes the publishers
+ * when the database notifies new jobs. main.c only sequences startup and
  * shutdown (gw.c).
  */
 #ifndef GATEWAY_H
@@ -352,6 +353,7 @@ struct gw_config {
 	int64_t		 backoff_max_ms;
 	int64_t		 lease_ms;
 	int64_t		 busy_ms;
+	int64_t		 notify_poll_ms;	/* postgresql: poll, notified */
 	/* [log] */
 	int		 log_level;	/* enum log_level */
 	char		*log_target;
@@ -1529,6 +1531,8 @@ void		 publisher_pump(struct publisher *);
 void		 publisher_link_down(struct publisher *);
 /* A mosObj of ours is in flight. */
 bool		 publisher_busy(const struct publisher *);
+/* Jobs may have arrived (wake.c): claim now, or soon after an empty claim. */
+void		 publisher_woken(struct publisher *);
 /* Stop: release every claimed job that is not in flight. */
 void		 publisher_release_all(struct publisher *);
 /*
@@ -1562,6 +1566,16 @@ void		 publisher_claims_merge(struct pub_work_list *into,
 		    struct pub_work_list *from);
 bool		 publisher_offer(struct gw *, struct pub_work_list *,
 		    bool committed);
+
+/* ------------------------------------------------------------------------ */
+/* wake.c: one listener per process for job notifications (PostgreSQL). */
+
+struct wake;
+/* NULL on SQLite; on PostgreSQL it listens (or retries) from now on. */
+struct wake	*wake_new(struct gw *);
+void		 wake_free(struct wake *);
+/* Notifications work now: the publishers poll only every notify_poll. */
+bool		 wake_listening(const struct wake *);
 
 /* ------------------------------------------------------------------------ */
 /* ckpt.c: the checkpointer thread, with its own connection (SQLite WAL). */
@@ -1948,6 +1962,7 @@ struct gw {
 	struct dbw		*dbw;		/* bookkeeping thread */
 	struct ckpt		*ckpt;		/* checkpointer thread */
 	struct owner		*owner;		/* who opens the NCS links */
+	struct wake		*wake;		/* job notifications */
 	struct api		*api;		/* NULL: [api] port = 0 */
 	struct isync		*isync;		/* initial syncs */
 	struct sse_hub		*sse;		/* api_events.c */

@@ -652,6 +652,7 @@ gw_new(struct gw_config *cfg, char **cause)
 		goto fail;
 	if ((gw->owner = owner_new(gw, cause)) == NULL)
 		goto fail;
+	gw->wake = wake_new(gw);
 	for (i = 0; i < cfg->nncs; i++) {
 		n = ncs_new(gw, &cfg->ncs[i]);
 		TAILQ_INSERT_TAIL(&gw->ncs, n, entry);
@@ -698,6 +699,7 @@ gw_free(struct gw *gw)
 		dbw_set_after(gw->dbw, NULL, NULL);
 	dbw_free(gw->dbw);	/* answers the API requests still running */
 	owner_free(gw->owner);	/* after the links: the locks go now */
+	wake_free(gw->wake);
 	api_free(gw->api);
 	events_free(gw->events);
 	publisher_works_free(&gw->pub_retry);

@@ -44,7 +44,13 @@
 
 #define PUB_WINDOW	512	/* jobs claimed and prepared ahead, at most */
 #define PUB_CLAIM_MIN	32	/* claim once the window has this much room */
-#define PUB_POLL_MS	50	/* nothing was due: claim again after this */
+/*
+ * Nothing was due: claim again after PUB_POLL_MS, or after [database]
+ * notify_poll while job notifications work (wake.c). A notification makes
+ * a claim at once, but at most one per PUB_POLL_MS after a claim that
+ * found nothing (the releases of a claim notify too).
+ */
+#define PUB_POLL_MS	50
 #define PUB_RETRY_MS	200
 /*
  * Jobs below the default priority (the initial sync, isync.c) RUNNING at
@@ -147,6 +153,9 @@ struct publisher {
 	struct pub_ops	 ops;
 	struct pub_work	*flying;	/* in the flush transaction now */
 	bool		 claimed_none;	/* the last claim found nothing */
+	bool		 woken;		/* notified since the last claim */
+	int64_t		 none_mono;	/* when a claim last found nothing */
+	int64_t		 poll_mono;	/* poll_ev fires then (0: not armed) */
 	struct event	*poll_ev;
 	struct event	*lease_ev;
 };
@@ -326,8 +335,36 @@ pub_poll_cb(evutil_socket_t fd, short ev, void *arg)
 
 	(void)fd;
 	(void)ev;
+	p->poll_mono = 0;
 	if (pub_wants_claim(p))
 		gw_flush_now(p->ncs->gw);
+}
+
+/*
+ * Nothing was due at the last claim: claim again after the poll interval,
+ * or, once notified, PUB_POLL_MS after that claim (sooner than a timer
+ * already armed).
+ */
+static void
+pub_poll_arm(struct publisher *p)
+{
+	struct gw	*gw = p->ncs->gw;
+	struct timeval	 tv;
+	int64_t		 now = util_mono_ms(), at;
+
+	if (p->woken)
+		at = p->none_mono + PUB_POLL_MS;
+	else
+		at = now + (wake_listening(gw->wake) ? gw->cfg->notify_poll_ms :
+		    PUB_POLL_MS);
+	if (at < now)
+		at = now;
+	if (p->poll_mono != 0 && p->poll_mono <= at &&
+	    evtimer_pending(p->poll_ev, NULL))
+		return;
+	p->poll_mono = at;
+	tv = pub_tv(at - now);
+	evtimer_add(p->poll_ev, &tv);
 }
 
 /* Renew the leases of the window and of the job in flight. */
@@ -592,7 +629,6 @@ publisher_pump(struct publisher *p)
 {
 	struct ncs	*n = p->ncs;
 	struct pub_job	 j;
-	struct timeval	 tv;
 
 	if (!n->conf->publish || n->gw->stopping)
 		return;
@@ -610,10 +646,16 @@ publisher_pump(struct publisher *p)
 		gw_flush_soon(n->gw);
 	else if (!p->claimed_none)
 		gw_flush_now(n->gw);
-	else if (!evtimer_pending(p->poll_ev, NULL)) {
-		tv = pub_tv(PUB_POLL_MS);
-		evtimer_add(p->poll_ev, &tv);
-	}
+	else
+		pub_poll_arm(p);
+}
+
+/* Jobs may have arrived (a notification, wake.c): claim them. */
+void
+publisher_woken(struct publisher *p)
+{
+	p->woken = true;
+	publisher_pump(p);
 }
 
 /* The active lower link went down: the window goes back to the queue. */
@@ -621,6 +663,7 @@ void
 publisher_link_down(struct publisher *p)
 {
 	evtimer_del(p->poll_ev);
+	p->poll_mono = 0;
 	pub_release_window(p);
 }
 
@@ -693,6 +736,8 @@ pub_take(struct publisher *p)
 	if (claim) {
 		pub_busy_list(p, w);
 		evtimer_del(p->poll_ev);
+		p->poll_mono = 0;
+		p->woken = false;	/* the claim sees what was notified */
 	}
 	p->flying = w;
 	return w;
@@ -1195,6 +1240,8 @@ pub_take_jobs(struct gw *gw, struct publisher *p, struct pub_work *w)
 	if (p != NULL && p == w->owner) {
 		/* nothing to send came of it: look again after PUB_POLL_MS */
 		p->claimed_none = w->want > 0 && w->njobs == 0;
+		if (p->claimed_none)
+			p->none_mono = util_mono_ms();
 		if (w->deferred > 0)
 			log_event(LL_DEBUG, "publish.deferred", "ncs=%s "
 			    "jobs=%zu reason=same-object-in-flight", w->ncs,

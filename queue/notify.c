@@ -46,9 +46,14 @@ queue_wake_fd(struct queue *q)
 int
 queue_woken(struct queue *q)
 {
+	int	n;
+
 	if (q->wake == NULL)
 		return 0;
-	return store_notified(q->wake);
+	if ((n = store_notified(q->wake)) < 0)
+		queue_errx(q, QUEUE_EIO, "wake-up connection: %s",
+		    store_errmsg(q->wake));
+	return n;
 }
 
 /*

@@ -14,6 +14,12 @@
  *            owner drops its links, the other takes them over, and the NCS
  *            never sees both at once. /v1/links and /metrics say who owns
  *            the NCS. Once the database is back both stop cleanly.
+ *   notify   two instances that look for due jobs by themselves only once
+ *            an hour (notify_poll) and send no heartbeats: changes PUT
+ *            through the instance that does not own the NCS reach the NCS
+ *            through the owner, woken by the database's notifications;
+ *            again after the listeners' sessions were terminated on the
+ *            server (each instance listens again).
  *   restart  two instances on a cluster of the test's own (tools/pgtest.sh),
  *            PostgreSQL restarted while a batch is published: an owner
  *            again, every change committed before delivered at its newest
@@ -56,6 +62,7 @@
 #define HA_OBJS		20		/* objects changed between kills */
 #define HA_TAKEOVER	"2s"
 #define HA_TOKEN	"reader-token-0123456789abcdef0123456789"
+#define HA_WTOKEN	"writer-token-0123456789abcdef0123456789"
 #define HA_MAX		3
 
 struct ha {
@@ -65,6 +72,7 @@ struct ha {
 	size_t		 ngw;
 	char		 names[HA_MAX][16];
 	char		 gwextra[HA_MAX][128];
+	bool		 quiet;		/* notify: no poll, no heartbeats */
 	char		 dsn[HA_MAX][1100];
 	char		 cluster[400];	/* a cluster of the test's own */
 	bool		 own;		/* started there */
@@ -369,16 +377,20 @@ ha_gw(struct ha *h, size_t i, const char *dsn)
 	o.pg_dsn = h->dsn[i];
 	o.gateway_extra = h->gwextra[i];
 	/* several instances share the writer lock: wait for it longer */
-	o.database_extra = "backoff_base = 0.1\nbackoff_max = 0.5\n"
-	    "busy_timeout = 5\n";
+	o.database_extra = h->quiet ? "backoff_base = 0.1\nbackoff_max = "
+	    "0.5\nbusy_timeout = 5\nnotify_poll = 1h\n" : "backoff_base = "
+	    "0.1\nbackoff_max = 0.5\nbusy_timeout = 5\n";
 	o.log_level = "info";
-	o.api_tokens = "reader read " HA_TOKEN "\n";
+	o.api_tokens = "reader read " HA_TOKEN "\nwriter write " HA_WTOKEN
+	    "\n";
 	o.nncs = 1;
 	o.ncs[0].lower_port = ncspeer_port(h->ncs, NCSPEER_LOWER);
 	o.ncs[0].upper_port = ncspeer_port(h->ncs, NCSPEER_UPPER);
-	o.ncs[0].extra = "heartbeat_interval = 1\nack_timeout = 2\n"
-	    "reconnect_min = 0.1\nreconnect_max = 0.3\nmax_attempts = 1000\n"
-	    "initial_sync = none\n";
+	o.ncs[0].extra = h->quiet ? "heartbeat_interval = 0\nack_timeout = "
+	    "2\nreconnect_min = 0.1\nreconnect_max = 0.3\nmax_attempts = "
+	    "1000\ninitial_sync = none\n" : "heartbeat_interval = 1\n"
+	    "ack_timeout = 2\nreconnect_min = 0.1\nreconnect_max = 0.3\n"
+	    "max_attempts = 1000\ninitial_sync = none\n";
 	if (h->ngw <= i)
 		h->ngw = i + 1;
 	return h->gw[i] = gwproc_new(&o);
@@ -423,7 +435,7 @@ setup_on(struct ha *h, const char *dsn)
 }
 
 static int
-setup(void **state)
+setup_as(void **state, bool quiet)
 {
 	struct ha	*h;
 	char		 why[512];
@@ -437,11 +449,25 @@ setup(void **state)
 	if ((h = calloc(1, sizeof *h)) == NULL)
 		return -1;
 	*state = h;
+	h->quiet = quiet;
 	if (pgdb_create(&h->db, why, sizeof why) != 0) {
 		fprintf(stderr, "PostgreSQL: %s\n", why);
 		return -1;
 	}
 	return setup_on(h, h->db.dsn);
+}
+
+static int
+setup(void **state)
+{
+	return setup_as(state, false);
+}
+
+/* Instances that find jobs only through notifications. */
+static int
+setup_quiet(void **state)
+{
+	return setup_as(state, true);
 }
 
 /* tools/pgtest.sh CMD on the test's own cluster; its exit status. */
@@ -766,6 +792,120 @@ test_cut_off(void **state)
 	CHECK(h, gwproc_stop(h->gw[0]) == 0);
 }
 
+/* PUT objID through instance i (an HTTP 202). */
+static int
+ha_api_put(struct ha *h, size_t i, const char *obj_id)
+{
+	struct httpc_resp	 resp;
+	char			 path[96];
+	int			 st;
+
+	snprintf(path, sizeof path, "/v1/assets/%s", obj_id);
+	memset(&resp, 0, sizeof resp);
+	if (httpc_once(h->gw[i]->api_port, "PUT", path, HA_WTOKEN, NULL,
+	    "{\"objSlug\":\"woken\",\"objTB\":50}", &resp) != 0)
+		return -1;
+	st = resp.status;
+	if (st != 202)
+		fprintf(stderr, "PUT %s: %d %s\n", path, st, resp.body != NULL ?
+		    resp.body : "");
+	httpc_resp_clear(&resp);
+	return st == 202 ? 0 : -1;
+}
+
+/* Sessions of the database whose last statement was a LISTEN. */
+static int
+ha_listeners(struct ha *h, bool terminate)
+{
+	struct store_stmt	*st;
+	int			 n = 0;
+
+	if (store_prepare(h->s, terminate ? "SELECT pg_terminate_backend(pid) "
+	    "FROM pg_stat_activity WHERE datname = current_database() AND "
+	    "query LIKE 'LISTEN%' AND pid <> pg_backend_pid()" : "SELECT pid "
+	    "FROM pg_stat_activity WHERE datname = current_database() AND "
+	    "query LIKE 'LISTEN%' AND pid <> pg_backend_pid()", 0, &st) !=
+	    STORE_OK)
+		return -1;
+	while (store_step(st) == STORE_ROW)
+		n++;
+	store_finalize(st);
+	return n;
+}
+
+/*
+ * Changes through the instance that does not own n1, ten times, each after
+ * the owner's last claim found nothing: with no poll within the hour and no
+ * heartbeats, only a notification makes the owner claim them.
+ */
+static void
+test_notify(void **state)
+{
+	struct ha		*h = *state;
+	struct ncspeer_match	 m;
+	struct ncspeer_stats	 st;
+	int64_t			 epoch = 0, t0, took, worst = 0;
+	char			 id[32];
+	size_t			 other;
+	int			 owner, conn, round, n, listeners;
+
+	if (h == NULL) {
+		skip();
+		return;
+	}
+	CHECK(h, ha_gw(h, 1, h->db.dsn) != NULL && gwproc_start(h->gw[1]) ==
+	    0);
+	CHECK(h, (owner = ha_wait_owner(h, 0, &epoch, WAIT_MS)) >= 0);
+	CHECK(h, (conn = ha_wait_lower(h, 0, WAIT_MS)) > 0);
+	other = owner == 0 ? 1 : 0;
+	/* both listen */
+	t0 = now_ms();
+	while ((listeners = ha_listeners(h, false)) < 2 && now_ms() - t0 <
+	    WAIT_MS)
+		sleep_ms(20);
+	CHECK(h, listeners == 2);
+	memset(&m, 0, sizeof m);
+	m.type = "mosObj";
+	m.side = NCSPEER_ACCEPTED;
+	for (round = 0; round < 10; round++) {
+		if (round == 5) {
+			/* the listeners' sessions end; they listen again */
+			CHECK(h, ha_listeners(h, true) == 2);
+			t0 = now_ms();
+			do
+				sleep_ms(20);
+			while ((listeners = ha_listeners(h, false)) < 2 &&
+			    now_ms() - t0 < WAIT_MS);
+			CHECK(h, listeners == 2);
+		}
+		/* the owner's claims after the last delivery are done */
+		sleep_ms(300);
+		snprintf(id, sizeof id, "WOKEN%d", round);
+		m.obj_id = id;
+		t0 = now_ms();
+		CHECK(h, ha_api_put(h, other, id) == 0);
+		n = (int)ncspeer_wait_count(h->ncs, &m, 1, WAIT_MS);
+		took = now_ms() - t0;
+		if (n < 1)
+			fprintf(stderr, "%s not delivered within %d ms\n", id,
+			    WAIT_MS);
+		CHECK(h, n == 1);
+		if (took > worst)
+			worst = took;
+	}
+	/* one owner all along, on one connection */
+	CHECK(h, ha_owner(h, &epoch) == owner);
+	CHECK(h, ha_lower(h) == conn);
+	CHECK(h, gwproc_log_count(h->gw[owner], 0, "event=owner.drop", NULL) ==
+	    0);
+	ncspeer_stats(h->ncs, &st);
+	CHECK(h, st.overlaps == 0);
+	printf("ha: changes PUT through the instance that does not own the "
+	    "NCS, found through notifications only: PUT to mosObj at most "
+	    "%lld ms over 10 (5 after the listeners were terminated)\n",
+	    (long long)worst);
+}
+
 /* PostgreSQL restarts while changes are published: nothing is lost. */
 static void
 test_pg_restart(void **state)
@@ -822,6 +962,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_cut_off, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_kill_owner, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_notify, setup_quiet,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_pg_restart, setup_cluster,
 		    teardown),
