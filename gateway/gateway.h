@@ -767,6 +767,8 @@ struct ro_result {
 	char			 text[200];	/* roStatus when err or rc */
 	struct ro_item_stat	*items;
 	size_t			 nitems;
+	bool			 replayed;	/* a resend: the kept answer */
+	bool			 reused;	/* its messageID kept for another */
 };
 
 struct rostore_info {
@@ -839,7 +841,12 @@ void	 rostore_digest(const struct mos_msg *, uint8_t[RO_DIGEST_LEN]);
  */
 int	 rostore_once_get(struct gwdb *, const char *ncs,
 	    const struct ro_once *, struct ro_result *res);
-/* rostore_apply, keeping the answer of a change that commits. */
+/*
+ * rostore_apply, keeping the answer of a change that commits. A resend of
+ * the change kept for once (looked up inside the transaction, after the
+ * writer lock, so that a resend reaching another instance at the same time
+ * is not applied twice) is answered again (res->replayed) and not applied.
+ */
 int	 rostore_apply_once(struct gwdb *, const char *ncs,
 	    const char *mos_id, const struct mos_msg *,
 	    const struct ro_once *, struct ro_result *res);

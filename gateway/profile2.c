@@ -121,18 +121,12 @@ p2_run(struct gwdb *g, void *arg)
 		t->rc = rostore_list_all(g, t->ncs, &t->answer);
 		break;
 	default:
-		if (t->once.message_id != 0) {
+		if (t->once.message_id != 0)
 			rostore_digest(t->m, t->once.digest);
-			t->rc = rostore_once_get(g, t->ncs, &t->once, &t->res);
-			if (t->rc == QUEUE_OK) {
-				t->replayed = true;
-				break;
-			}
-			t->reused = t->rc == QUEUE_EXISTS;
-			rostore_result_clear(&t->res, false);
-		}
 		t->rc = rostore_apply_once(g, t->ncs, t->mos_id, t->m,
 		    &t->once, &t->res);
+		t->replayed = t->res.replayed;
+		t->reused = t->res.reused;
 		break;
 	}
 	if (!t->from_ncs)

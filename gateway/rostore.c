@@ -1229,6 +1229,21 @@ rostore_apply_once(struct gwdb *g, const char *ncs, const char *mos_id,
 		gwdb_durable(g, false);
 		return rc;
 	}
+	if (once != NULL && once->message_id != 0) {
+		rc = rostore_once_get(g, ncs, once, res);
+		if (rc == QUEUE_OK || (rc != QUEUE_ENOTFOUND &&
+		    rc != QUEUE_EXISTS)) {
+			queue_tx_rollback(g->q);
+			gwdb_durable(g, false);
+			res->replayed = rc == QUEUE_OK;
+			if (rc != QUEUE_OK)
+				snprintf(res->text, sizeof res->text, "Internal "
+				    "error: database: %s", queue_strerror(rc));
+			return rc;
+		}
+		rostore_result_clear(res, false);
+		res->reused = rc == QUEUE_EXISTS;
+	}
 	rc = ro_apply_msg(&x, m);
 	if (rc == QUEUE_OK && res->err == RO_OK)
 		rc = ro_event(g, ncs, m);

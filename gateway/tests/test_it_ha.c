@@ -20,6 +20,15 @@
  *            through the owner, woken by the database's notifications;
  *            again after the listeners' sessions were terminated on the
  *            server (each instance listens again).
+ *   ro       one NCS connected to both instances at once sends interleaved
+ *            running-order changes to one running order on the two
+ *            connections: every one is acknowledged OK and the running
+ *            order ends as applying them one after the other gives (each
+ *            connection's changes touch stories of their own, so every
+ *            order of commits gives the same); then the same roStorySwap
+ *            (one messageID, a resend) reaches both instances at once,
+ *            ten times: it is applied once each time, and both are
+ *            answered OK.
  *   restart  two instances on a cluster of the test's own (tools/pgtest.sh),
  *            PostgreSQL restarted while a batch is published: an owner
  *            again, every change committed before delivered at its newest
@@ -56,6 +65,7 @@
 #include "gateway/gateway.h"
 #include "gateway/tests/gwproc.h"
 #include "gateway/tests/httpc.h"
+#include "gateway/tests/itutil.h"
 
 #define WAIT_MS		20000
 #define HA_KILLS	20		/* owner kills in one run */
@@ -906,6 +916,282 @@ test_notify(void **state)
 	    (long long)worst);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Running-order changes through two instances at once. */
+
+#define RO_STEPS	40
+#define RO_MAXS		(RO_STEPS + 8)
+
+/* A message sent from a thread of its own: its roStatus in *out. */
+struct ro_resend {
+	int		 fd;
+	int		 id;
+	const char	*body;
+	char		**out;
+};
+
+static char	*ro_send(int, int, const char *);
+
+static void *
+ro_resend_main(void *arg)
+{
+	struct ro_resend	*r = arg;
+
+	*r->out = ro_send(r->fd, r->id, r->body);
+	return NULL;
+}
+
+/* One connection's changes, and what they should do (its own block). */
+struct ro_side {
+	struct ha	*h;
+	int		 fd;
+	char		 w;		/* 'A' or 'B': its stories' prefix */
+	const char	*anchor;	/* its stories go before this one */
+	const char	*anchor_item;	/* its items go before this one */
+	int		 id;		/* next messageID */
+	char		 block[RO_MAXS][16];	/* its stories, in order */
+	int		 nblock;
+	char		 items[RO_STEPS][16];	/* items into the anchor */
+	int		 nitems;
+	int		 sent;
+	int		 bad;		/* answers not OK */
+	char		 why[256];
+};
+
+/* Send body on fd with messageID id: the roAck's roStatus, or NULL. */
+static char *
+ro_send(int fd, int id, const char *body)
+{
+	struct mos_msg	*m, *r;
+	char		*text, *status = NULL;
+
+	text = itutil_frame_text("mosgw.test", "NCSPEER", id, body);
+	if (mos_parse(text, strlen(text), MOS_ENC_UTF8, MOS_LENIENT, &m,
+	    NULL) != MOS_OK) {
+		free(text);
+		return NULL;
+	}
+	free(text);
+	r = itutil_exchange(fd, m, WAIT_MS);
+	mos_msg_free(m);
+	if (r != NULL && r->type == MOS_T_RO_ACK &&
+	    r->u.ro_ack.ro_status != NULL)
+		status = strdup(r->u.ro_ack.ro_status);
+	mos_msg_free(r);
+	return status;
+}
+
+static int
+ro_find(struct ro_side *s, const char *id)
+{
+	int	i;
+
+	for (i = 0; i < s->nblock; i++)
+		if (strcmp(s->block[i], id) == 0)
+			return i;
+	return -1;
+}
+
+/* One change, applied to the model once acknowledged OK. */
+static void
+ro_change(struct ro_side *s, const char *body)
+{
+	char	*st;
+
+	s->sent++;
+	st = ro_send(s->fd, s->id++, body);
+	if (st == NULL || strcmp(st, "OK") != 0) {
+		if (s->bad++ == 0)
+			snprintf(s->why, sizeof s->why, "%s: %s", body,
+			    st != NULL ? st : "(no roAck)");
+	}
+	free(st);
+}
+
+static void *
+ro_side_main(void *arg)
+{
+	struct ro_side	*s = arg;
+	char		 body[512], id[16], a[16], b[16], tmp[16];
+	int		 i, k, x, y;
+
+	for (i = 1; i <= RO_STEPS && s->bad == 0; i++) {
+		snprintf(id, sizeof id, "%c%d", s->w, i);
+		snprintf(body, sizeof body, "<roStoryInsert><roID>RACE</roID>"
+		    "<storyID>%s</storyID><story><storyID>%s</storyID>"
+		    "<storySlug>%s</storySlug></story></roStoryInsert>",
+		    s->anchor, id, id);
+		ro_change(s, body);
+		memcpy(s->block[s->nblock++], id, sizeof id);
+		snprintf(a, sizeof a, "%c%d", s->w, i - 2);
+		if (i % 3 == 0 && (k = ro_find(s, a)) >= 0) {
+			/* move it before the story two steps older */
+			snprintf(body, sizeof body, "<roStoryMove><roID>RACE"
+			    "</roID><storyID>%s</storyID><storyID>%s</storyID>"
+			    "</roStoryMove>", id, a);
+			ro_change(s, body);
+			x = ro_find(s, id);
+			memmove(s->block[k + 1], s->block[k],
+			    (size_t)(x - k) * sizeof s->block[0]);
+			memcpy(s->block[k], id, sizeof id);
+		}
+		snprintf(a, sizeof a, "%c%d", s->w, i - 1);
+		snprintf(b, sizeof b, "%c%d", s->w, i - 4);
+		if (i % 5 == 0 && (x = ro_find(s, a)) >= 0 &&
+		    (y = ro_find(s, b)) >= 0) {
+			snprintf(body, sizeof body, "<roStorySwap><roID>RACE"
+			    "</roID><storyID>%s</storyID><storyID>%s</storyID>"
+			    "</roStorySwap>", a, b);
+			ro_change(s, body);
+			memcpy(tmp, s->block[x], sizeof tmp);
+			memcpy(s->block[x], s->block[y], sizeof tmp);
+			memcpy(s->block[y], tmp, sizeof tmp);
+		}
+		if (i % 4 == 0) {
+			snprintf(tmp, sizeof tmp, "%c%dI", s->w, i);
+			snprintf(body, sizeof body, "<roElementAction operation="
+			    "\"INSERT\"><roID>RACE</roID><element_target>"
+			    "<storyID>%s</storyID><itemID>%s</itemID>"
+			    "</element_target><element_source><item><itemID>%s"
+			    "</itemID><objID>OBJ</objID></item></element_source>"
+			    "</roElementAction>", s->anchor, s->anchor_item,
+			    tmp);
+			ro_change(s, body);
+			memcpy(s->items[s->nitems++], tmp, sizeof tmp);
+		}
+		snprintf(a, sizeof a, "%c%d", s->w, i - 6);
+		if (i % 7 == 0 && (k = ro_find(s, a)) >= 0) {
+			snprintf(body, sizeof body, "<roStoryDelete><roID>RACE"
+			    "</roID><storyID>%s</storyID></roStoryDelete>", a);
+			ro_change(s, body);
+			memmove(s->block[k], s->block[k + 1],
+			    (size_t)(s->nblock - k - 1) * sizeof s->block[0]);
+			s->nblock--;
+		}
+	}
+	return NULL;
+}
+
+/* "ID[item,...] ..." of a roList. */
+static void
+ro_order(const struct mos_msg *m, struct sbuf *sb)
+{
+	const struct mos_ro	*ro = &m->u.ro_list;
+	size_t			 i, j;
+
+	for (i = 0; i < ro->story.n; i++) {
+		sbuf_printf(sb, "%s%s[", i > 0 ? " " : "",
+		    ro->story.v[i].story_id);
+		for (j = 0; j < ro->story.v[i].item.n; j++)
+			sbuf_printf(sb, "%s%s", j > 0 ? "," : "",
+			    ro->story.v[i].item.v[j].item_id);
+		sbuf_puts(sb, "]");
+	}
+}
+
+/* The model: A's block, S0 with A's items, B's block, S1 with B's, S2. */
+static void
+ro_model_order(struct ro_side *s, struct sbuf *sb)
+{
+	int	i, k;
+
+	for (k = 0; k < 2; k++) {
+		for (i = 0; i < s[k].nblock; i++)
+			sbuf_printf(sb, "%s[] ", s[k].block[i]);
+		sbuf_printf(sb, "%s[", s[k].anchor);
+		for (i = 0; i < s[k].nitems; i++)
+			sbuf_printf(sb, "%s,", s[k].items[i]);
+		sbuf_printf(sb, "%s] ", s[k].anchor_item);
+	}
+	sbuf_puts(sb, "S2[]");
+}
+
+static void
+test_ro_two_instances(void **state)
+{
+	struct ha	*h = *state;
+	struct ro_side	 side[2];
+	struct mos_msg	*m = NULL;
+	struct sbuf	 got = { NULL, 0, 0 }, want = { NULL, 0, 0 };
+	pthread_t	 th[2];
+	char		*st[2];
+	const char	*swap = "<roStorySwap><roID>RACE</roID><storyID>S2"
+	    "</storyID><storyID>S1</storyID></roStorySwap>";
+	int		 k, round, fd[2];
+
+	if (h == NULL) {
+		skip();
+		return;
+	}
+	CHECK(h, ha_gw(h, 1, h->db.dsn) != NULL && gwproc_start(h->gw[1]) ==
+	    0);
+	for (k = 0; k < 2; k++)
+		CHECK(h, (fd[k] = itutil_dial(NULL, h->gw[k]->upper_port, 0)) >=
+		    0);
+	st[0] = ro_send(fd[0], 10, "<roCreate><roID>RACE</roID><roSlug>race"
+	    "</roSlug><story><storyID>S0</storyID><item><itemID>I0</itemID>"
+	    "<objID>OBJ</objID></item></story><story><storyID>S1</storyID>"
+	    "<item><itemID>I1</itemID><objID>OBJ</objID></item></story>"
+	    "<story><storyID>S2</storyID></story></roCreate>");
+	CHECK(h, st[0] != NULL && strcmp(st[0], "OK") == 0);
+	free(st[0]);
+	memset(side, 0, sizeof side);
+	for (k = 0; k < 2; k++) {
+		side[k].h = h;
+		side[k].fd = fd[k];
+		side[k].w = k == 0 ? 'A' : 'B';
+		side[k].anchor = k == 0 ? "S0" : "S1";
+		side[k].anchor_item = k == 0 ? "I0" : "I1";
+		side[k].id = k == 0 ? 1000 : 5000;
+	}
+	for (k = 0; k < 2; k++)
+		CHECK(h, pthread_create(&th[k], NULL, ro_side_main,
+		    &side[k]) == 0);
+	for (k = 0; k < 2; k++)
+		pthread_join(th[k], NULL);
+	for (k = 0; k < 2; k++) {
+		if (side[k].bad > 0)
+			fprintf(stderr, "%c: %d of %d not OK, first: %s\n",
+			    side[k].w, side[k].bad, side[k].sent, side[k].why);
+		CHECK(h, side[k].bad == 0);
+	}
+	CHECK(h, rostore_get(h->g, "n1", "RACE", &m, NULL) == QUEUE_OK);
+	ro_order(m, &got);
+	mos_msg_free(m);
+	ro_model_order(side, &want);
+	if (strcmp(got.s, want.s) != 0)
+		fprintf(stderr, "running order:\n got  %s\n want %s\n", got.s,
+		    want.s);
+	CHECK(h, strcmp(got.s, want.s) == 0);
+
+	/* one change resent to the other instance at once: applied once */
+	for (round = 0; round < 10; round++) {
+		CHECK(h, pthread_create(&th[1], NULL, ro_resend_main,
+		    &(struct ro_resend){ fd[1], 9000 + round, swap,
+		    &st[1] }) == 0);
+		st[0] = ro_send(fd[0], 9000 + round, swap);
+		pthread_join(th[1], NULL);
+		CHECK(h, st[0] != NULL && strcmp(st[0], "OK") == 0);
+		CHECK(h, st[1] != NULL && strcmp(st[1], "OK") == 0);
+		free(st[0]);
+		free(st[1]);
+		/* S1 and S2 change places once a round */
+		CHECK(h, rostore_get(h->g, "n1", "RACE", &m, NULL) ==
+		    QUEUE_OK);
+		k = (int)m->u.ro_list.story.n;
+		CHECK(h, k >= 2 && strcmp(m->u.ro_list.story.v[k - 1].story_id,
+		    round % 2 == 0 ? "S1" : "S2") == 0);
+		mos_msg_free(m);
+	}
+	printf("ha: %d and %d running-order changes through two instances "
+	    "at once, all applied once in one order; a change resent to both "
+	    "at once applied once, 10 times\n", side[0].sent, side[1].sent);
+	free(got.s);
+	free(want.s);
+	close(fd[0]);
+	close(fd[1]);
+}
+
 /* PostgreSQL restarts while changes are published: nothing is lost. */
 static void
 test_pg_restart(void **state)
@@ -964,6 +1250,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_kill_owner, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_notify, setup_quiet,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_ro_two_instances, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_pg_restart, setup_cluster,
 		    teardown),
