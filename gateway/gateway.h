@@ -407,7 +407,7 @@ void	 config_print_defaults(FILE *);
 /* ------------------------------------------------------------------------ */
 /* gwdb.c: the gateway's tables beside the queue's, in the same file. */
 
-#define GWDB_SCHEMA_VERSION	6
+#define GWDB_SCHEMA_VERSION	7
 #define GWDB_APPLICATION_ID	0x4d4f5347	/* "MOSG": PRAGMA application_id */
 
 enum gwdb_stmt {
@@ -1629,8 +1629,7 @@ const char	*owner_instance(const struct owner *);
  */
 int		 owner_fence(struct gwdb *, const char *ncs, int64_t epoch,
 		    int64_t *cur);
-/* PostgreSQL, store codes: make the table; a new owner's epoch. */
-int		 owner_table(struct store *);
+/* PostgreSQL, a store code: a new owner's epoch (table of gwdb_pg.c). */
 int		 owner_bump(struct store *, const char *ncs,
 		    const char *instance, int64_t *epoch);
 

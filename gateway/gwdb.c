@@ -185,10 +185,16 @@ static const char *const gwdb_schema_v6 =
 	" t_ms INTEGER NOT NULL, items TEXT,"
 	" UNIQUE(ncs, port, message_id));";
 
+/*
+ * Version 7: nothing on SQLite. On PostgreSQL the table of link ownership
+ * (owner.c), which one instance never needs; the versions stay in step.
+ */
+static const char *const gwdb_schema_v7 = "SELECT 1;";
+
 /* Migrations: entry i takes the schema from version i to i + 1. */
 static const char *const *const gwdb_migrations[] = { &gwdb_schema_v1,
 	&gwdb_schema_v2, &gwdb_schema_v3, &gwdb_schema_v4,
-	&gwdb_schema_v5, &gwdb_schema_v6 };
+	&gwdb_schema_v5, &gwdb_schema_v6, &gwdb_schema_v7 };
 _Static_assert(nitems(gwdb_migrations) == GWDB_SCHEMA_VERSION,
     "one migration per schema version");
 

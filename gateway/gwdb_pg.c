@@ -322,8 +322,20 @@ static const char gwdb_pg_v6[] =
 	" t_ms BIGINT NOT NULL, items TEXT,"
 	" UNIQUE(ncs, port, message_id));";
 
+/*
+ * Version 7: which instance owns each NCS's outbound links, at which epoch
+ * (owner.c). Before it was a schema step, the daemon made the table at run
+ * time: a database of version 6 may have it already.
+ */
+static const char gwdb_pg_v7[] =
+	"CREATE TABLE IF NOT EXISTS mosgw_owner ("
+	" ncs TEXT PRIMARY KEY, instance TEXT NOT NULL,"
+	" epoch BIGINT NOT NULL, since BIGINT NOT NULL,"
+	" renewed BIGINT NOT NULL, pid INTEGER NOT NULL);";
+
 const char *const gwdb_pg_migrations[GWDB_SCHEMA_VERSION] = { gwdb_pg_v1,
-	gwdb_pg_v2, gwdb_pg_v3, gwdb_pg_v4, gwdb_pg_v5, gwdb_pg_v6 };
+	gwdb_pg_v2, gwdb_pg_v3, gwdb_pg_v4, gwdb_pg_v5, gwdb_pg_v6,
+	gwdb_pg_v7 };
 
 /* The statements whose SQLite text does not run on PostgreSQL. */
 const char *const gwdb_pg_sql[ST__COUNT] = {

@@ -10,7 +10,7 @@
  *            connection this file opens, not the store's. Whoever holds it
  *            may own the NCS.
  *   epoch    the table mosgw_owner (ncs, instance, epoch, since, renewed,
- *            pid): the new holder bumps the NCS's epoch in a write
+ *            pid; a step of the schema, gwdb_pg.c): the new holder bumps the NCS's epoch in a write
  *            transaction. Deliveries carry the epoch they were claimed
  *            under; a completion commits only while it is still the
  *            NCS's epoch (owner_fence, in the completion's transaction),
@@ -88,7 +88,6 @@ struct owner {
 	/* thread only */
 	struct store		*s;
 	unsigned		 session;
-	bool			 table;		/* made in this session */
 };
 
 /* The lock key of an NCS name: FNV-1a, 31 bits. */
@@ -171,7 +170,7 @@ owner_lost_all(struct owner *o)
 	pthread_mutex_unlock(&o->mu);
 }
 
-/* Connect (bounded), make the table once per session. */
+/* Connect (bounded); a new session holds nothing. */
 static int
 owner_connect(struct owner *o)
 {
@@ -193,20 +192,11 @@ owner_connect(struct owner *o)
 		}
 		store_answer_timeout(o->s, (int)OWNER_PERIOD(o->takeover));
 		store_busy_timeout(o->s, (int)OWNER_PERIOD(o->takeover));
-		o->table = false;
 	}
 	if (store_session(o->s) != o->session) {
 		/* a new session holds nothing */
 		owner_lost_all(o);
 		o->session = store_session(o->s);
-		o->table = false;
-	}
-	if (!o->table) {
-		if ((rc = owner_table(o->s)) != STORE_OK) {
-			owner_seterr(o, "mosgw_owner");
-			return rc;
-		}
-		o->table = true;
 	}
 	pthread_mutex_lock(&o->mu);
 	o->connected = true;
@@ -230,24 +220,6 @@ owner_renew(struct owner *o, struct owner_ncs *x, int64_t epoch)
 	if (rc != STORE_OK)
 		return rc;
 	return store_changes(o->s) == 1 ? STORE_OK : STORE_CONSTRAINT;
-}
-
-/* The ownership table, made once (PostgreSQL). A store code. */
-int
-owner_table(struct store *s)
-{
-	int	rc;
-
-	if ((rc = store_begin(s, STORE_TX_WRITE)) != STORE_OK)
-		return rc;
-	if ((rc = store_exec(s, "CREATE TABLE IF NOT EXISTS mosgw_owner ("
-	    "ncs text PRIMARY KEY, instance text NOT NULL, epoch bigint NOT "
-	    "NULL, since bigint NOT NULL, renewed bigint NOT NULL, pid "
-	    "integer NOT NULL)")) != STORE_OK) {
-		store_rollback(s);
-		return rc;
-	}
-	return store_commit(s);
 }
 
 /*

@@ -7,6 +7,10 @@
  *   serialised  a new owner cannot bump the epoch while a completion's
  *               transaction that checked it is open (the store's writer
  *               lock): the check holds until that commit
+ *   migration   the table is a step of the schema (version 7): a
+ *               database of version 6, without the table or with the one
+ *               an older daemon made at run time, migrates; on SQLite the
+ *               step changes nothing but the version
  *   stale       a job claimed by the old owner's worker: the new owner
  *               takes it back (by the NCS's worker prefix, not another
  *               NCS's whose name starts the same), the old owner's
@@ -26,7 +30,7 @@
 #include "gateway/gateway.h"
 #include "gateway/tests/gwunit.h"
 
-/* The unit on PostgreSQL with the table made; NULL (skipped) on SQLite. */
+/* The unit on PostgreSQL (the schema has the table); skipped on SQLite. */
 static struct gwunit *
 pg_unit(void **state)
 {
@@ -41,9 +45,52 @@ pg_unit(void **state)
 		    "postgresql)\n");
 		skip();
 	}
-	assert_int_equal(owner_table(u->db->db), STORE_OK);
-	assert_int_equal(owner_table(u->db->db), STORE_OK);	/* again */
 	return u;
+}
+
+/* Back to schema version 6 (drop: without the table), then open again. */
+static void
+reopen_from_v6(struct gwunit *u, bool drop)
+{
+	struct gwdb_opts	 o;
+	char			*err = NULL;
+
+	if (drop)
+		assert_int_equal(gwunit_exec(u, "DROP TABLE mosgw_owner"),
+		    STORE_OK);
+	assert_int_equal(gwunit_exec(u, "UPDATE gw_meta SET value = 6 WHERE"
+	    " key = 'schema_version'"), STORE_OK);
+	gwdb_close(u->db);
+	gwunit_opts(u, &o);
+	o.busy_ms = 1000;
+	if (gwdb_open(&u->db, &o, &err) != QUEUE_OK)
+		fail_msg("gwdb_open: %s", err != NULL ? err : "?");
+	assert_int_equal(gwunit_int(u, "SELECT value FROM gw_meta WHERE key ="
+	    " 'schema_version'"), 7);
+}
+
+static void
+test_migration(void **state)
+{
+	struct gwunit	*u = *state;
+	int64_t		 e;
+
+	assert_int_equal(GWDB_SCHEMA_VERSION, 7);
+	if (!gwunit_pg(u)) {
+		reopen_from_v6(u, false);
+		return;
+	}
+	assert_int_equal(owner_bump(u->db->db, "n1", "gw-a", &e), STORE_OK);
+	assert_true(e == 1);
+	/* an older daemon made the table at run time: kept as it is */
+	reopen_from_v6(u, false);
+	assert_true(gwunit_int(u, "SELECT epoch FROM mosgw_owner WHERE ncs = "
+	    "'n1'") == 1);
+	/* version 6 without it: made by the step */
+	reopen_from_v6(u, true);
+	assert_true(gwunit_int(u, "SELECT count(*) FROM mosgw_owner") == 0);
+	assert_int_equal(owner_bump(u->db->db, "n1", "gw-b", &e), STORE_OK);
+	assert_true(e == 1);
 }
 
 static void
@@ -187,6 +234,8 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_migration, gwunit_setup,
+		    gwunit_teardown),
 		cmocka_unit_test_setup_teardown(test_epochs, gwunit_setup,
 		    gwunit_teardown),
 		cmocka_unit_test_setup_teardown(test_serialised, gwunit_setup,
