@@ -16,7 +16,9 @@
  *            NCS's epoch (owner_fence, in the completion's transaction),
  *            so a stale owner can never settle a job.
  *   renew    the owner writes `renewed` (server time) every takeover/4 on
- *            that session, each query bounded by takeover/4. The loop
+ *            that session, for all the NCSs it holds in one statement
+ *            (each row only at the epoch this instance holds it under),
+ *            each query bounded by takeover/4. The loop
  *            drops the NCS's links as soon as the last renew that
  *            succeeded was sent more than OWNER_DROP of takeover ago
  *            (a lost session, a silent network), before anyone else may
@@ -66,6 +68,7 @@ struct owner_ncs {
 	char		 holder[65];	/* the owner seen in the table, or "" */
 	int64_t		 holder_epoch;
 	bool		 taking;	/* the loop: orphans being released */
+	bool		 renewing;	/* in the renewal being sent */
 };
 
 struct owner {
@@ -135,19 +138,6 @@ owner_query(struct owner *o, struct store_stmt **stp, const char *sql,
 	return rc;
 }
 
-/* A statement whose rows do not matter. */
-static int
-owner_run(struct owner *o, const char *sql, const char *const *args,
-    size_t nargs)
-{
-	struct store_stmt	*st;
-	int			 rc;
-
-	rc = owner_query(o, &st, sql, args, nargs);
-	store_finalize(st);
-	return rc == STORE_ROW || rc == STORE_DONE ? STORE_OK : rc;
-}
-
 static void
 owner_seterr(struct owner *o, const char *what)
 {
@@ -205,21 +195,82 @@ owner_connect(struct owner *o)
 	return STORE_OK;
 }
 
-/* The owner renews its row; 0 changed rows: the NCS is someone else's. */
-static int
-owner_renew(struct owner *o, struct owner_ncs *x, int64_t epoch)
-{
-	char		 ep[24];
-	const char	*args[3] = { x->name, o->instance, ep };
-	int		 rc;
+static int	owner_let_go(struct owner *, struct owner_ncs *);
 
-	snprintf(ep, sizeof ep, "%lld", (long long)epoch);
-	rc = owner_run(o, "UPDATE mosgw_owner SET renewed = " OWNER_NOW
-	    " WHERE ncs = $1 AND instance = $2 AND epoch = $3::bigint", args,
-	    3);
-	if (rc != STORE_OK)
-		return rc;
-	return store_changes(o->s) == 1 ? STORE_OK : STORE_CONSTRAINT;
+/*
+ * The owner renews the rows of every NCS it holds, in one statement (a
+ * JSON list of NCS and epoch): a row is renewed only while it is still
+ * this instance's at that epoch. An NCS whose row was not renewed is
+ * someone else's: let go.
+ */
+static int
+owner_renew_all(struct owner *o)
+{
+	struct sbuf		 js = { NULL, 0, 0 };
+	struct store_stmt	*st;
+	struct owner_ncs	*x;
+	const char		*args[2], *name;
+	int64_t			 t0;
+	size_t			 i, n = 0, all;
+	int			 rc;
+
+	sbuf_puts(&js, "[");
+	pthread_mutex_lock(&o->mu);
+	all = o->n;
+	for (i = 0; i < all; i++) {
+		x = o->v[i];
+		if (!x->held || !x->wanted)
+			continue;
+		x->renewing = true;
+		sbuf_puts(&js, n++ > 0 ? ",{\"ncs\":" : "{\"ncs\":");
+		sbuf_json_str(&js, x->name);
+		sbuf_printf(&js, ",\"epoch\":%lld}", (long long)x->epoch);
+	}
+	pthread_mutex_unlock(&o->mu);
+	sbuf_puts(&js, "]");
+	if (n == 0) {
+		sbuf_free(&js);
+		return STORE_OK;
+	}
+	args[0] = js.s;
+	args[1] = o->instance;
+	t0 = util_mono_ms();
+	rc = owner_query(o, &st, "UPDATE mosgw_owner o SET renewed = "
+	    OWNER_NOW " FROM jsonb_to_recordset($1::jsonb) AS v(ncs text, "
+	    "epoch bigint) WHERE o.ncs = v.ncs AND o.epoch = v.epoch AND "
+	    "o.instance = $2 RETURNING o.ncs", args, 2);
+	for (; rc == STORE_ROW; rc = store_step(st)) {
+		if ((name = store_column_text(st, 0)) == NULL)
+			continue;
+		pthread_mutex_lock(&o->mu);
+		if ((x = owner_find(o, name)) != NULL && x->renewing) {
+			x->renewing = false;
+			x->ok_mono = t0;
+		}
+		pthread_mutex_unlock(&o->mu);
+	}
+	store_finalize(st);
+	sbuf_free(&js);
+	for (i = 0; i < all; i++) {
+		pthread_mutex_lock(&o->mu);
+		x = o->v[i];
+		if (!x->renewing) {
+			pthread_mutex_unlock(&o->mu);
+			continue;
+		}
+		x->renewing = false;
+		if (rc != STORE_DONE) {
+			/* not renewed: dropped once the margin runs out */
+			pthread_mutex_unlock(&o->mu);
+			continue;
+		}
+		x->held = false;	/* the row is not ours */
+		pthread_mutex_unlock(&o->mu);
+		if ((rc = owner_let_go(o, x)) != STORE_OK)
+			break;
+		rc = STORE_DONE;
+	}
+	return rc == STORE_DONE ? STORE_OK : rc;
 }
 
 /*
@@ -366,7 +417,7 @@ owner_round(struct owner *o)
 	struct owner_ncs	*x;
 	char			*name;
 	bool			 held, wanted;
-	int64_t			 epoch, t0;
+	int64_t			 t0;
 	int32_t			 key;
 	size_t			 i, n;
 	int			 rc = STORE_OK;
@@ -375,6 +426,8 @@ owner_round(struct owner *o)
 		owner_lost_all(o);
 		return;
 	}
+	if ((rc = owner_renew_all(o)) != STORE_OK)
+		owner_seterr(o, "renewal");
 	pthread_mutex_lock(&o->mu);
 	n = o->n;
 	pthread_mutex_unlock(&o->mu);
@@ -385,23 +438,14 @@ owner_round(struct owner *o)
 		key = x->key;
 		held = x->held;
 		wanted = x->wanted;
-		epoch = x->epoch;
 		pthread_mutex_unlock(&o->mu);
 		t0 = util_mono_ms();
 		if (held && !wanted)
 			rc = owner_let_go(o, x);
-		else if (held) {
-			rc = owner_renew(o, x, epoch);
-			pthread_mutex_lock(&o->mu);
-			if (rc == STORE_OK)
-				x->ok_mono = t0;
-			else if (rc == STORE_CONSTRAINT)
-				x->held = false;	/* the row is not ours */
-			pthread_mutex_unlock(&o->mu);
-			if (rc == STORE_CONSTRAINT)
-				rc = owner_let_go(o, x);
-		} else if (wanted)
+		else if (!held && wanted)
 			rc = owner_try(o, x, name, key, t0);
+		else
+			rc = STORE_OK;
 		if (rc != STORE_OK)
 			owner_seterr(o, name);
 		free(name);

@@ -29,6 +29,10 @@
  *            (one messageID, a resend) reaches both instances at once,
  *            ten times: it is applied once each time, and both are
  *            answered OK.
+ *   renew    one instance owning three NCSs renews them all every period
+ *            (one statement); an epoch changed under it for one NCS (as a
+ *            new owner would) makes it drop that one only, and take it
+ *            again at a new epoch, while the others stay as they were.
  *   restart  two instances on a cluster of the test's own (tools/pgtest.sh),
  *            PostgreSQL restarted while a batch is published: an owner
  *            again, every change committed before delivered at its newest
@@ -83,6 +87,8 @@ struct ha {
 	char		 names[HA_MAX][16];
 	char		 gwextra[HA_MAX][128];
 	bool		 quiet;		/* notify: no poll, no heartbeats */
+	bool		 many;		/* renew: n2 and n3 too (no peer) */
+	uint16_t	 nowhere[2];	/* their ports: nothing listens */
 	char		 dsn[HA_MAX][1100];
 	char		 cluster[400];	/* a cluster of the test's own */
 	bool		 own;		/* started there */
@@ -394,6 +400,15 @@ ha_gw(struct ha *h, size_t i, const char *dsn)
 	o.api_tokens = "reader read " HA_TOKEN "\nwriter write " HA_WTOKEN
 	    "\n";
 	o.nncs = 1;
+	if (h->many) {
+		o.nncs = 3;
+		o.ncs[1].ncs_id = "N2";
+		o.ncs[2].ncs_id = "N3";
+		o.ncs[1].lower_port = o.ncs[2].lower_port = h->nowhere[0];
+		o.ncs[1].upper_port = o.ncs[2].upper_port = h->nowhere[1];
+		o.ncs[1].extra = o.ncs[2].extra = "reconnect_min = 1\n"
+		    "reconnect_max = 5\ninitial_sync = none\n";
+	}
 	o.ncs[0].lower_port = ncspeer_port(h->ncs, NCSPEER_LOWER);
 	o.ncs[0].upper_port = ncspeer_port(h->ncs, NCSPEER_UPPER);
 	o.ncs[0].extra = h->quiet ? "heartbeat_interval = 0\nack_timeout = "
@@ -445,7 +460,7 @@ setup_on(struct ha *h, const char *dsn)
 }
 
 static int
-setup_as(void **state, bool quiet)
+setup_as(void **state, bool quiet, bool many)
 {
 	struct ha	*h;
 	char		 why[512];
@@ -460,6 +475,9 @@ setup_as(void **state, bool quiet)
 		return -1;
 	*state = h;
 	h->quiet = quiet;
+	h->many = many;
+	h->nowhere[0] = gwproc_free_port();
+	h->nowhere[1] = gwproc_free_port();
 	if (pgdb_create(&h->db, why, sizeof why) != 0) {
 		fprintf(stderr, "PostgreSQL: %s\n", why);
 		return -1;
@@ -470,14 +488,21 @@ setup_as(void **state, bool quiet)
 static int
 setup(void **state)
 {
-	return setup_as(state, false);
+	return setup_as(state, false, false);
+}
+
+/* One instance with three NCSs. */
+static int
+setup_many(void **state)
+{
+	return setup_as(state, false, true);
 }
 
 /* Instances that find jobs only through notifications. */
 static int
 setup_quiet(void **state)
 {
-	return setup_as(state, true);
+	return setup_as(state, true, false);
 }
 
 /* tools/pgtest.sh CMD on the test's own cluster; its exit status. */
@@ -1192,6 +1217,76 @@ test_ro_two_instances(void **state)
 	close(fd[1]);
 }
 
+/* The renewal time of ncs's row if ha-a owns it at epoch, else -1. */
+static int64_t
+ha_renewed(struct ha *h, const char *ncs, int64_t epoch)
+{
+	struct store_stmt	*st;
+	int64_t			 v = -1;
+
+	if (store_prepare(h->s, "SELECT renewed FROM mosgw_owner WHERE ncs = "
+	    "?1 AND instance = 'ha-a' AND epoch = ?2", 0, &st) != STORE_OK)
+		return -1;
+	store_bind_text(st, 1, ncs, -1);
+	store_bind_int64(st, 2, epoch);
+	if (store_step(st) == STORE_ROW)
+		v = store_column_int64(st, 0);
+	store_finalize(st);
+	return v;
+}
+
+/* Wait until every NCS's row (ha-a, epoch) was renewed after since[i]. */
+static bool
+ha_wait_renewed(struct ha *h, const int64_t *epoch, int64_t *since)
+{
+	static const char *const ncs[3] = { "n1", "n2", "n3" };
+	int64_t			 end = now_ms() + WAIT_MS;
+	int			 i, done;
+
+	do {
+		for (i = 0, done = 0; i < 3; i++)
+			done += ha_renewed(h, ncs[i], epoch[i]) > since[i];
+		if (done == 3)
+			break;
+		sleep_ms(50);
+	} while (now_ms() < end);
+	for (i = 0; i < 3; i++)
+		since[i] = ha_renewed(h, ncs[i], epoch[i]);
+	return done == 3;
+}
+
+static void
+test_renew_many(void **state)
+{
+	struct ha	*h = *state;
+	int64_t		 epoch[3] = { 1, 1, 1 }, since[3] = { 0, 0, 0 };
+	int		 round;
+
+	if (h == NULL) {
+		skip();
+		return;
+	}
+	/* ha-a takes all three at epoch 1 and keeps renewing them */
+	for (round = 0; round < 3; round++)
+		CHECK(h, ha_wait_renewed(h, epoch, since));
+	/* n2's epoch moves on under it: n2 is dropped, taken at 3 */
+	CHECK(h, store_exec(h->s, "UPDATE mosgw_owner SET epoch = 2 WHERE "
+	    "ncs = 'n2'") == STORE_OK);
+	CHECK(h, gwproc_log_wait(h->gw[0], 0, WAIT_MS, "event=owner.drop",
+	    "ncs=n2", NULL) >= 0);
+	epoch[1] = 3;
+	since[1] = 0;
+	for (round = 0; round < 3; round++)
+		CHECK(h, ha_wait_renewed(h, epoch, since));
+	CHECK(h, gwproc_log_count(h->gw[0], 0, "event=owner.drop", NULL) == 1);
+	CHECK(h, gwproc_log_count(h->gw[0], 0, "event=owner.take", "ncs=n2",
+	    NULL) == 2);
+	CHECK(h, gwproc_log_count(h->gw[0], 0, "event=owner.take", "ncs=n1",
+	    NULL) == 1);
+	CHECK(h, gwproc_log_count(h->gw[0], 0, "event=owner.take", "ncs=n3",
+	    NULL) == 1);
+}
+
 /* PostgreSQL restarts while changes are published: nothing is lost. */
 static void
 test_pg_restart(void **state)
@@ -1252,6 +1347,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_notify, setup_quiet,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_ro_two_instances, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_renew_many, setup_many,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_pg_restart, setup_cluster,
 		    teardown),
