@@ -89,6 +89,8 @@ struct fs_req {
 	int32_t		 id;		/* 0 = none */
 	bool		 answered;
 	bool		 positive;	/* answered positively */
+	struct ncs	*read_ncs;	/* the session's when the gateway read
+					   it, as modelled (fs.hint) */
 	struct ncs	*ncs;		/* the session's when answered */
 };
 
@@ -360,7 +362,13 @@ fs_p3_listed(const struct fs_req *r, const struct mos_msg *a,
 	return true;
 }
 
-/* The NCS a request came from: its ncsID, else the session's. */
+/*
+ * The NCS a request came from: its ncsID, else the session's when the
+ * gateway read it. Each frame naming an NCS binds the session to it, so
+ * the session's NCS when the answer is read can be another one: with the
+ * peer reading nothing until the end, every answer is read after the last
+ * frame.
+ */
 static struct ncs *
 fs_req_ncs(const struct fs_req *r)
 {
@@ -368,6 +376,8 @@ fs_req_ncs(const struct fs_req *r)
 
 	if (r->m->ncs_id != NULL && *r->m->ncs_id != '\0')
 		n = ncs_find_by_wire_id(fs.gw, r->m->ncs_id);
+	if (n == NULL)
+		n = r->read_ncs;
 	return n != NULL ? n : r->ncs;
 }
 
@@ -588,6 +598,7 @@ fs_requests(const uint8_t *p, size_t n)
 		fs.reqs[fs.nreqs].id = id;
 		fs.reqs[fs.nreqs].answered = false;
 		fs.reqs[fs.nreqs].positive = false;
+		fs.reqs[fs.nreqs].read_ncs = fs.hint;
 		fs.nreqs++;
 	}
 	if (rc < 0)
