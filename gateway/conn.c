@@ -10,6 +10,8 @@
  *
  * Owners (session.c, link.c) get frames and one error callback, after which
  * they call conn_free(). conn_free() from inside a callback is deferred.
+ * Every byte written goes through conn_write, where an owner may refuse it
+ * (may_write: link.c, for an NCS this instance may no longer talk to).
  *
  * The bufferevent connects and holds what could not be written at once;
  * reading is a plain read event of our own, so bytes go from the socket
@@ -511,14 +513,20 @@ conn_write_now(struct conn *c, const void *data, size_t len)
 	return n > 0 ? (size_t)n : 0;
 }
 
-/* Write raw bytes; over the high watermark, stop reading this peer. */
-void
+/*
+ * Write raw bytes; over the high watermark, stop reading this peer. The
+ * owner may refuse (an outbound link whose NCS this instance may no longer
+ * talk to): nothing is written, -1.
+ */
+int
 conn_write(struct conn *c, const void *data, size_t len)
 {
 	size_t	done;
 
 	if (c->dead)
-		return;
+		return 0;
+	if (c->ops->may_write != NULL && !c->ops->may_write(c->arg, c))
+		return -1;
 	done = conn_write_now(c, data, len);
 	if (done < len && bufferevent_write(c->bev, (const char *)data + done,
 	    len - done) != 0)
@@ -532,6 +540,7 @@ conn_write(struct conn *c, const void *data, size_t len)
 		    log_q(c->ncs), gw_port_name(c->port), c->peer,
 		    conn_output_len(c));
 	}
+	return 0;
 }
 
 /* The encoding of what we write. */
@@ -546,7 +555,8 @@ static void
 conn_put_frame(struct conn *c, const void *data, size_t len,
     enum mos_type type, int32_t message_id, const char *outcome, bool record)
 {
-	conn_write(c, data, len);
+	if (conn_write(c, data, len) != 0)
+		return;		/* refused: not sent, not recorded */
 	if (record)
 		history_add(c->gw->hist, c->ncs, c->port, HISTORY_OUT, c->id,
 		    message_id, mos_type_name(type), outcome, data, len,

@@ -1125,6 +1125,11 @@ struct conn_ops {
 	void	(*drained)(void *arg, struct conn *);
 	/* Connected (outbound only, may be NULL). */
 	void	(*connected)(void *arg, struct conn *);
+	/*
+	 * May bytes be written now (may be NULL: always)? When not, conn_write
+	 * writes nothing and says so.
+	 */
+	bool	(*may_write)(void *arg, struct conn *);
 };
 
 struct conn {
@@ -1177,8 +1182,11 @@ void		 conn_send_wire(struct conn *, const struct wire *,
 		    int32_t message_id, enum mos_type, const char *outcome);
 /* The encoding of what we write on this connection. */
 enum mos_enc	 conn_encoding(const struct conn *);
-/* Raw bytes already encoded (history recorded by the caller). */
-void		 conn_write(struct conn *, const void *, size_t);
+/*
+ * Raw bytes already encoded (history recorded by the caller). 0, or -1
+ * when the owner's may_write refused them (nothing written).
+ */
+int		 conn_write(struct conn *, const void *, size_t);
 size_t		 conn_output_len(struct conn *);
 void		 conn_set_ncs(struct conn *, const char *);
 /* The rate-limit key of its log lines: the NCS name, else the peer host. */
@@ -1477,6 +1485,7 @@ struct ncs {
 	size_t			 nhosts_next;	/* replaced next when full */
 	bool			 owned;		/* its links are ours (owner.c) */
 	int64_t			 epoch;		/* owned since: 0 on SQLite */
+	struct owner_ncs	*own;		/* owner.c's record of it */
 	TAILQ_ENTRY(ncs)	 entry;
 };
 TAILQ_HEAD(ncs_list, ncs);
@@ -1612,6 +1621,7 @@ void		 ckpt_report(struct ckpt *);
  */
 
 struct owner;
+struct owner_ncs;
 struct owner	*owner_new(struct gw *, char **cause);
 /* Stop competing; the session ends, so every lock goes (after the links). */
 void		 owner_free(struct owner *);
@@ -1623,6 +1633,14 @@ void		 owner_ncs_changed(struct owner *);
 void		 owner_info(struct owner *, const struct ncs *, char *holder,
 		    size_t len, int64_t *epoch);
 const char	*owner_instance(const struct owner *);
+/*
+ * May this instance talk on the NCS's outbound links now (a frame, a
+ * connect)? Its hold is current: at the epoch the links were opened
+ * under, renewed less than 0.6 x takeover ago by the monotonic clock (no
+ * query). When not, the links are dropped from the loop at once and every
+ * later call says no until then. Always true on SQLite.
+ */
+bool		 owner_may_talk(struct owner *, struct ncs *);
 /*
  * In the caller's transaction: is epoch still the NCS's (*cur gets the
  * current one)? QUEUE_OK, QUEUE_ELOST, or an error; epoch 0 always OK.

@@ -16,6 +16,14 @@
  *                reconnect_max
  *
  * Which link is active (primary or buddy) is decided by ncs.c.
+ *
+ * Every frame on a link (our messages, heartbeats, resends, replies to
+ * what the NCS sends on our socket) is written through conn_write, which
+ * asks link_may_write first; so does a connect. With several instances
+ * (owner.c) nothing goes out unless this instance's hold of the NCS is
+ * current at that moment: a frame refused there is not sent (nor recorded)
+ * and the NCS's links are dropped from the loop at once, what was in
+ * flight going back to its owner.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -35,12 +43,14 @@ static void	link_drained_cb(void *, struct conn *);
 static void	link_connected_cb(void *, struct conn *);
 static void	link_send_inflight(struct link *, const char *);
 static void	link_ack_arm(struct link *);
+static bool	link_may_write(void *, struct conn *);
 
 static const struct conn_ops link_ops = {
 	link_frame_cb,
 	link_error_cb,
 	link_drained_cb,
 	link_connected_cb,
+	link_may_write,
 };
 
 /* The name of a state, as logs and the REST API show it. */
@@ -209,6 +219,19 @@ link_drop(struct link *l)
 	}
 }
 
+/*
+ * Any frame on this link (conn_write asks), and a connect: only while this
+ * instance may talk to the NCS (owner.c); O(1).
+ */
+static bool
+link_may_write(void *arg, struct conn *c)
+{
+	struct link	*l = arg;
+
+	(void)c;
+	return owner_may_talk(l->ncs->gw->owner, l->ncs);
+}
+
 /* Start connecting. */
 static void
 link_connect(struct link *l)
@@ -217,7 +240,8 @@ link_connect(struct link *l)
 	struct bufferevent	*bev;
 	int64_t			 timeout;
 
-	if (!l->enabled || l->conn != NULL || gw->stopping)
+	if (!l->enabled || l->conn != NULL || gw->stopping ||
+	    !owner_may_talk(gw->owner, l->ncs))
 		return;
 	bev = bufferevent_socket_new(gw->base, -1, BEV_OPT_CLOSE_ON_FREE);
 	if (bev == NULL)
@@ -422,13 +446,21 @@ link_stream(struct link *l, bool restart)
 			if (n > LINK_STREAM_CHUNK)
 				n = LINK_STREAM_CHUNK;
 			p = (const char *)evbuffer_pullup(piece, (ssize_t)n);
+			if (conn_write(l->conn, p, n) != 0) {
+				rc = -2;	/* refused: the links go */
+				break;
+			}
 			if (l->copy.len < LINK_HISTORY_CAP)
 				sbuf_add(&l->copy, p, n);
-			conn_write(l->conn, p, n);
 			evbuffer_drain(piece, n);
 		}
 	}
 	evbuffer_free(piece);
+	if (rc == -2) {
+		l->streaming = false;
+		sbuf_free(&l->copy);
+		return;
+	}
 	l->streaming = rc == 1;
 	if (rc < 0) {
 		link_failed(l, "stream-error");

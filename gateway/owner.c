@@ -26,9 +26,24 @@
  *   take     an instance without the lock tries it every takeover/4; when
  *            the owner's row has not been renewed for OWNER_STALE of
  *            takeover (its session silent but still holding the lock on
- *            the server), it ends that session (pg_terminate_backend) and
+ *            the server), it ends that session (pg_terminate_backend, the
+ *            pid in that row only: never one that took the lock since) and
  *            takes the lock. A dead process's session ends at once, so its
  *            NCSs change owner within takeover/4 or so.
+ *   write    before every frame on an NCS's outbound links, and every
+ *            connect, the loop asks owner_may_talk (link.c, through
+ *            conn_write): the hold must be current by the monotonic clock
+ *            (held, at the epoch the links were opened under, the last good
+ *            renewal younger than OWNER_DROP of takeover). A process that
+ *            stood still (SIGSTOP, a paused VM, a long stall) keeps its
+ *            sockets; when it goes on, its timers and sockets are all due
+ *            at once, in no set order, and a heartbeat, a resend or a reply
+ *            may come before owner_tick_cb looks. Such a frame is not
+ *            written; the NCS's links are dropped at once (owner.drop,
+ *            "ownership lapsed ...") and what was in flight goes back to
+ *            the queue for the new owner. Replies on the listeners'
+ *            connections (an NCS may connect to any instance) are not
+ *            outbound links and are not asked about.
  *
  * The session runs on a thread of its own (its queries may wait on the
  * network); the loop reads what it found every OWNER_TICK_MS. A new
@@ -68,6 +83,7 @@ struct owner_ncs {
 	char		 holder[65];	/* the owner seen in the table, or "" */
 	int64_t		 holder_epoch;
 	bool		 taking;	/* the loop: orphans being released */
+	bool		 lapsed;	/* the loop: a write found it lapsed */
 	bool		 renewing;	/* in the renewal being sent */
 };
 
@@ -88,6 +104,8 @@ struct owner {
 	char			 error[256];	/* why not, or "" */
 	char			 logged[256];	/* the loop: error last logged */
 	struct event		*tick;
+	struct event		*lapse;		/* a write was refused: drop */
+	int64_t			 tick_mono;	/* the loop: last tick */
 	/* thread only */
 	struct store		*s;
 	unsigned		 session;
@@ -330,14 +348,30 @@ owner_lock_sql(struct owner *o, int32_t key, const char *sql, bool *first)
 #define OWNER_SQL_UNLOCK	"SELECT pg_advisory_unlock($1::integer, " \
 	"$2::integer)"
 
-/* End the session that holds an NCS's lock (its owner went silent). */
+/*
+ * End the session of the silent owner whose row was read (pid), if it
+ * still holds the NCS's lock. Only that one: another instance may have
+ * ended it and taken the lock since the row was read, and must not be
+ * ended in turn.
+ */
 static int
-owner_evict(struct owner *o, struct owner_ncs *x)
+owner_evict(struct owner *o, struct owner_ncs *x, int64_t pid)
 {
-	return owner_lock_sql(o, x->key, "SELECT pg_terminate_backend(pid) "
-	    "FROM pg_locks WHERE locktype = 'advisory' AND classid = "
+	struct store_stmt	*st;
+	char			 cls[16], k[16], p[24];
+	const char		*args[3] = { cls, k, p };
+	int			 rc;
+
+	snprintf(cls, sizeof cls, "%d", OWNER_LOCK_CLASS);
+	snprintf(k, sizeof k, "%d", (int)x->key);
+	snprintf(p, sizeof p, "%lld", (long long)pid);
+	rc = owner_query(o, &st, "SELECT pg_terminate_backend(pid) FROM "
+	    "pg_locks WHERE locktype = 'advisory' AND classid = "
 	    "$1::bigint::oid AND objid = $2::bigint::oid AND objsubid = 2 AND "
-	    "granted AND pid <> pg_backend_pid()", NULL);
+	    "granted AND pid = $3::integer AND pid <> pg_backend_pid()", args,
+	    3);
+	store_finalize(st);
+	return rc == STORE_ROW || rc == STORE_DONE ? STORE_OK : rc;
 }
 
 /*
@@ -351,17 +385,18 @@ owner_try(struct owner *o, struct owner_ncs *x, const char *name, int32_t key,
 	struct store_stmt	*st;
 	const char		*args[1] = { name };
 	char			 holder[65] = "";
-	int64_t			 age = 0, hep = 0, epoch = 0;
+	int64_t			 age = 0, hep = 0, epoch = 0, pid = 0;
 	bool			 got = false;
 	int			 rc, tries;
 
 	rc = owner_query(o, &st, "SELECT instance, epoch, " OWNER_NOW
-	    " - renewed FROM mosgw_owner WHERE ncs = $1", args, 1);
+	    " - renewed, pid FROM mosgw_owner WHERE ncs = $1", args, 1);
 	if (rc == STORE_ROW) {
 		util_strlcpy(holder, store_column_text(st, 0) != NULL ?
 		    store_column_text(st, 0) : "", sizeof holder);
 		hep = store_column_int64(st, 1);
 		age = store_column_int64(st, 2);
+		pid = store_column_int64(st, 3);
 	}
 	store_finalize(st);
 	if (rc != STORE_ROW && rc != STORE_DONE)
@@ -372,7 +407,7 @@ owner_try(struct owner *o, struct owner_ncs *x, const char *name, int32_t key,
 	pthread_mutex_unlock(&o->mu);
 	/* a silent owner (this instance's earlier life too) is ended */
 	if (holder[0] != '\0' && age > OWNER_STALE(o->takeover) &&
-	    (rc = owner_evict(o, x)) != STORE_OK)
+	    (rc = owner_evict(o, x, pid)) != STORE_OK)
 		return rc;
 	/* an ended session lets go a moment later */
 	for (tries = 0; tries < 5 && !got; tries++) {
@@ -550,12 +585,15 @@ owner_tick_cb(evutil_socket_t fd, short ev, void *arg)
 	struct owner_ncs	*x;
 	struct owner_take	*t;
 	struct ncs		*n;
-	int64_t			 now = util_mono_ms();
+	int64_t			 now = util_mono_ms(), gap;
 	bool			 active;
-	char			 why[300];
+	char			 why[300], reason[400];
 
 	(void)fd;
 	(void)ev;
+	/* a loop that did not come here for a period: the process stood still */
+	gap = o->tick_mono != 0 ? now - o->tick_mono : 0;
+	o->tick_mono = now;
 	pthread_mutex_lock(&o->mu);
 	snprintf(why, sizeof why, "%s", o->connected ? "lost the lock" :
 	    o->error[0] != '\0' ? o->error : "database unreachable");
@@ -568,18 +606,32 @@ owner_tick_cb(evutil_socket_t fd, short ev, void *arg)
 	for (n = TAILQ_FIRST(&gw->ncs); n != NULL; n = TAILQ_NEXT(n, entry)) {
 		if ((x = owner_find(o, n->conf->name)) == NULL)
 			continue;
+		n->own = x;
 		active = x->held && now - x->ok_mono < OWNER_DROP(o->takeover);
-		if (n->owned && (!active || x->epoch != n->epoch)) {
+		if (n->owned && (x->lapsed || !active ||
+		    x->epoch != n->epoch)) {
+			if (gap >= OWNER_PERIOD(o->takeover))
+				snprintf(reason, sizeof reason, "ownership "
+				    "lapsed while the process was not running "
+				    "(%lld ms without a turn of its loop)%s",
+				    (long long)gap, x->lapsed ? ", found before "
+				    "a write" : "");
+			else
+				snprintf(reason, sizeof reason, "%s", x->lapsed ?
+				    "ownership lapsed, found before a write" :
+				    x->held ? "no renewal within the takeover "
+				    "margin" : why);
+			x->lapsed = false;
 			pthread_mutex_unlock(&o->mu);
 			log_event(LL_WARN, "owner.drop", "ncs=%s instance=%s "
 			    "epoch=%lld reason=%s", n->conf->name, o->instance,
-			    (long long)n->epoch, log_q(x->held ?
-			    "no renewal within the takeover margin" : why));
+			    (long long)n->epoch, log_q(reason));
 			ncs_set_owned(n, false, 0, "not-owner");
 			pthread_mutex_lock(&o->mu);
 		} else if (!n->owned && active && !x->taking &&
 		    !gw->stopping && gw->dbw != NULL) {
 			x->taking = true;
+			x->lapsed = false;
 			t = xcalloc(1, sizeof *t);
 			t->o = o;
 			t->ncs = xstrdup(n->conf->name);
@@ -612,6 +664,7 @@ owner_sync_names(struct owner *o)
 			x->key = owner_key(x->name);
 		}
 		x->wanted = true;
+		n->own = x;
 	}
 	pthread_mutex_unlock(&o->mu);
 }
@@ -643,7 +696,8 @@ owner_new(struct gw *gw, char **cause)
 	else
 		o->dsn = xstrdup(dsn);
 	o->tick = event_new(gw->base, -1, EV_PERSIST, owner_tick_cb, o);
-	if (o->tick == NULL)
+	o->lapse = event_new(gw->base, -1, 0, owner_tick_cb, o);
+	if (o->tick == NULL || o->lapse == NULL)
 		fatalx("event_new failed");
 	if (pthread_create(&o->thread, NULL, owner_main, o) != 0) {
 		xasprintf(cause, "owner: cannot start its thread: %s",
@@ -665,6 +719,8 @@ owner_free(struct owner *o)
 		return;
 	if (o->tick != NULL)
 		event_free(o->tick);
+	if (o->lapse != NULL)
+		event_free(o->lapse);
 	if (o->started) {
 		pthread_mutex_lock(&o->mu);
 		o->stop = true;
@@ -731,6 +787,40 @@ const char *
 owner_instance(const struct owner *o)
 {
 	return o != NULL ? o->instance : "";
+}
+
+/*
+ * Before every frame on an NCS's outbound links, and every connect
+ * (link.c): is this instance's hold current? Held at the epoch the links
+ * were opened under, the last good renewal younger than OWNER_DROP of
+ * takeover by the monotonic clock. A process that stood still (SIGSTOP, a
+ * paused VM) comes back with its timers and sockets all ready at once, in
+ * no set order: whatever runs first asks here, before owner_tick_cb may
+ * have looked. When not current the NCS is marked lapsed (every later
+ * call says no), and the links are dropped by owner_tick_cb, made to run
+ * next. O(1): one mutex, no query.
+ */
+bool
+owner_may_talk(struct owner *o, struct ncs *n)
+{
+	struct owner_ncs	*x = n->own;
+	int64_t			 now;
+	bool			 ok;
+
+	if (o == NULL || o->local)
+		return true;
+	if (!n->owned || x == NULL)
+		return false;
+	now = util_mono_ms();
+	pthread_mutex_lock(&o->mu);
+	ok = !x->lapsed && x->held && x->epoch == n->epoch &&
+	    now - x->ok_mono < OWNER_DROP(o->takeover);
+	if (!ok && !x->lapsed) {
+		x->lapsed = true;
+		event_active(o->lapse, EV_TIMEOUT, 0);
+	}
+	pthread_mutex_unlock(&o->mu);
+	return ok;
 }
 
 /*

@@ -40,6 +40,7 @@ struct ncspeer_conn {
 	pthread_mutex_t		 wlock;
 	/* 1 close, 2 reset: asked by the test */
 	int			 close_req;
+	int64_t			 opened_us;	/* accepted or dialed */
 };
 
 struct ncspeer_delayed {
@@ -257,6 +258,7 @@ ncspeer_conn_add(struct ncspeer *p, int fd, enum ncspeer_port port,
 	c->fd = fd;
 	c->port = port;
 	c->side = side;
+	c->opened_us = ncspeer_now_us();
 	if ((c->framer = mos_framer_new(MOS_ENC_AUTO, NULL)) == NULL)
 		abort();
 	pthread_mutex_init(&c->wlock, NULL);
@@ -1172,6 +1174,35 @@ ncspeer_conn_open(struct ncspeer *p, int conn)
 	open = c != NULL && c->fd != -1;
 	pthread_mutex_unlock(&p->mtx);
 	return open;
+}
+
+/* Connections so far (numbered 1 to this). */
+int
+ncspeer_nconns(struct ncspeer *p)
+{
+	int	n;
+
+	pthread_mutex_lock(&p->mtx);
+	n = (int)p->nconns;
+	pthread_mutex_unlock(&p->mtx);
+	return n;
+}
+
+/* What is known of connection conn. 0, or -1 if there is none. */
+int
+ncspeer_conn_info(struct ncspeer *p, int conn, struct ncspeer_conn_info *ci)
+{
+	struct ncspeer_conn	*c;
+
+	pthread_mutex_lock(&p->mtx);
+	if ((c = ncspeer_conn_get(p, conn)) != NULL) {
+		ci->port = c->port;
+		ci->side = c->side;
+		ci->open = c->fd != -1;
+		ci->opened_us = c->opened_us;
+	}
+	pthread_mutex_unlock(&p->mtx);
+	return c != NULL ? 0 : -1;
 }
 
 /* Wait until conn is closed. */

@@ -170,6 +170,18 @@ int		 ncspeer_dial(struct ncspeer *, enum ncspeer_port,
 /* Close a connection; rst: SO_LINGER {1, 0} so the gateway sees a reset. */
 void		 ncspeer_close(struct ncspeer *, int conn, bool rst);
 bool		 ncspeer_conn_open(struct ncspeer *, int conn);
+/* A connection as the peer sees it. */
+struct ncspeer_conn_info {
+	enum ncspeer_port port;
+	enum ncspeer_side side;
+	bool		 open;		/* not closed by us or the gateway */
+	int64_t		 opened_us;	/* ncspeer_now_us() at accept or dial */
+};
+/* Connections so far: they are numbered 1 to this. */
+int		 ncspeer_nconns(struct ncspeer *);
+/* What is known of conn. 0, or -1 if there is no such connection. */
+int		 ncspeer_conn_info(struct ncspeer *, int conn,
+		    struct ncspeer_conn_info *);
 /* Wait until the other side has closed conn. 0, or -1 on timeout. */
 int		 ncspeer_wait_closed(struct ncspeer *, int conn,
 		    int timeout_ms);

@@ -33,6 +33,18 @@
  *            (one statement); an epoch changed under it for one NCS (as a
  *            new owner would) makes it drop that one only, and take it
  *            again at a new epoch, while the others stay as they were.
+ *   freeze   three instances; the owner is frozen (SIGSTOP) while a batch
+ *            is published, its connections left open, HA_FREEZES times:
+ *            another instance takes over and delivers, changes PUT through
+ *            a live instance meanwhile are delivered too; then the frozen
+ *            one goes on (SIGCONT) with its timers and sockets all due at
+ *            once. The NCS receives no frame on the frozen instance's old
+ *            connections after the new owner's first connection was
+ *            accepted (each frame's arrival time, each connection's accept
+ *            time); the old instance logs owner.drop, closes them and stays
+ *            a non-owner; the answer the NCS gave it for the mosObj it had
+ *            in flight (held until it was frozen) is settled by nobody but
+ *            the new owner; every object ends at its newest objRev.
  *   restart  two instances on a cluster of the test's own (tools/pgtest.sh),
  *            PostgreSQL restarted while a batch is published: an owner
  *            again, every change committed before delivered at its newest
@@ -78,6 +90,9 @@
 #define HA_TOKEN	"reader-token-0123456789abcdef0123456789"
 #define HA_WTOKEN	"writer-token-0123456789abcdef0123456789"
 #define HA_MAX		3
+#define HA_FREEZES	3		/* owner freezes in one run */
+#define HA_LIVE_OBJS	5		/* objects PUT through a live instance */
+#define HA_OLD_MAX	8
 
 struct ha {
 	struct pgdb	 db;
@@ -88,6 +103,7 @@ struct ha {
 	char		 gwextra[HA_MAX][128];
 	bool		 quiet;		/* notify: no poll, no heartbeats */
 	bool		 many;		/* renew: n2 and n3 too (no peer) */
+	bool		 fast_hb;	/* freeze: heartbeats every 0.2 s */
 	uint16_t	 nowhere[2];	/* their ports: nothing listens */
 	char		 dsn[HA_MAX][1100];
 	char		 cluster[400];	/* a cluster of the test's own */
@@ -413,9 +429,11 @@ ha_gw(struct ha *h, size_t i, const char *dsn)
 	o.ncs[0].upper_port = ncspeer_port(h->ncs, NCSPEER_UPPER);
 	o.ncs[0].extra = h->quiet ? "heartbeat_interval = 0\nack_timeout = "
 	    "2\nreconnect_min = 0.1\nreconnect_max = 0.3\nmax_attempts = "
-	    "1000\ninitial_sync = none\n" : "heartbeat_interval = 1\n"
-	    "ack_timeout = 2\nreconnect_min = 0.1\nreconnect_max = 0.3\n"
-	    "max_attempts = 1000\ninitial_sync = none\n";
+	    "1000\ninitial_sync = none\n" : h->fast_hb ? "heartbeat_interval "
+	    "= 0.2\nack_timeout = 2\nreconnect_min = 0.1\nreconnect_max = "
+	    "0.3\nmax_attempts = 1000\ninitial_sync = none\n" :
+	    "heartbeat_interval = 1\nack_timeout = 2\nreconnect_min = 0.1\n"
+	    "reconnect_max = 0.3\nmax_attempts = 1000\ninitial_sync = none\n";
 	if (h->ngw <= i)
 		h->ngw = i + 1;
 	return h->gw[i] = gwproc_new(&o);
@@ -460,7 +478,7 @@ setup_on(struct ha *h, const char *dsn)
 }
 
 static int
-setup_as(void **state, bool quiet, bool many)
+setup_as(void **state, bool quiet, bool many, bool fast_hb)
 {
 	struct ha	*h;
 	char		 why[512];
@@ -476,6 +494,7 @@ setup_as(void **state, bool quiet, bool many)
 	*state = h;
 	h->quiet = quiet;
 	h->many = many;
+	h->fast_hb = fast_hb;
 	h->nowhere[0] = gwproc_free_port();
 	h->nowhere[1] = gwproc_free_port();
 	if (pgdb_create(&h->db, why, sizeof why) != 0) {
@@ -488,21 +507,28 @@ setup_as(void **state, bool quiet, bool many)
 static int
 setup(void **state)
 {
-	return setup_as(state, false, false);
+	return setup_as(state, false, false, false);
 }
 
 /* One instance with three NCSs. */
 static int
 setup_many(void **state)
 {
-	return setup_as(state, false, true);
+	return setup_as(state, false, true, false);
+}
+
+/* Heartbeats every 0.2 s: something of each link's is due after a freeze. */
+static int
+setup_fast_hb(void **state)
+{
+	return setup_as(state, false, false, true);
 }
 
 /* Instances that find jobs only through notifications. */
 static int
 setup_quiet(void **state)
 {
-	return setup_as(state, true, false);
+	return setup_as(state, true, false, false);
 }
 
 /* tools/pgtest.sh CMD on the test's own cluster; its exit status. */
@@ -564,8 +590,12 @@ teardown(void **state)
 
 	if (h == NULL)
 		return 0;
-	for (i = 0; i < h->ngw; i++)
+	for (i = 0; i < h->ngw; i++) {
+		/* a test that failed may have left one frozen */
+		if (h->gw[i] != NULL)
+			gwproc_signal(h->gw[i], SIGCONT);
 		gwproc_free(h->gw[i]);
+	}
 	proxy_free(h->proxy);
 	ncspeer_free(h->ncs);
 	gwdb_close(h->g);
@@ -654,31 +684,36 @@ cmp_i64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Every object: its last mosObj has the catalog's objRev, none went back. */
+/*
+ * Every object PREFIX00..PREFIX(n-1) (at most HA_OBJS): its last mosObj has
+ * the catalog's objRev, none went back.
+ */
 static void
-ha_check_revs(struct ha *h)
+ha_check_revs_of(struct ha *h, const char *prefix, int n)
 {
 	const struct ncspeer_frame	*f;
 	struct catalog_asset		 a;
 	uint32_t			 last[HA_OBJS] = { 0 };
 	size_t				 i, nf = ncspeer_nframes(h->ncs);
+	size_t				 plen = strlen(prefix);
+	const char			*oid;
 	char				 id[32];
 	int				 k, back = 0;
 
 	for (i = 0; i < nf; i++) {
 		f = ncspeer_frame_at(h->ncs, i);
 		if (f->msg == NULL || strcmp(f->type_name, "mosObj") != 0 ||
-		    f->msg->u.mos_obj.obj_id == NULL ||
-		    sscanf(f->msg->u.mos_obj.obj_id, "HA%d", &k) != 1 ||
-		    k < 0 || k >= HA_OBJS)
+		    (oid = f->msg->u.mos_obj.obj_id) == NULL ||
+		    strncmp(oid, prefix, plen) != 0 ||
+		    sscanf(oid + plen, "%d", &k) != 1 || k < 0 || k >= n)
 			continue;
 		if (f->msg->u.mos_obj.obj_rev < last[k])
 			back++;
 		last[k] = f->msg->u.mos_obj.obj_rev;
 	}
 	CHECK(h, back == 0);
-	for (k = 0; k < HA_OBJS; k++) {
-		snprintf(id, sizeof id, "HA%02d", k);
+	for (k = 0; k < n; k++) {
+		snprintf(id, sizeof id, "%s%02d", prefix, k);
 		memset(&a, 0, sizeof a);
 		CHECK(h, catalog_get(h->g, id, &a) == QUEUE_OK);
 		if ((uint32_t)a.rev != last[k])
@@ -687,6 +722,12 @@ ha_check_revs(struct ha *h)
 		CHECK(h, (uint32_t)a.rev == last[k]);
 		catalog_asset_clear(&a);
 	}
+}
+
+static void
+ha_check_revs(struct ha *h)
+{
+	ha_check_revs_of(h, "HA", HA_OBJS);
 }
 
 /* Kill the owner mid-publish, again and again. */
@@ -827,18 +868,20 @@ test_cut_off(void **state)
 	CHECK(h, gwproc_stop(h->gw[0]) == 0);
 }
 
-/* PUT objID through instance i (an HTTP 202). */
+/* PUT objID with that slug through instance i (an HTTP 202). */
 static int
-ha_api_put(struct ha *h, size_t i, const char *obj_id)
+ha_api_put_slug(struct ha *h, size_t i, const char *obj_id, const char *slug)
 {
 	struct httpc_resp	 resp;
-	char			 path[96];
+	char			 path[96], body[160];
 	int			 st;
 
 	snprintf(path, sizeof path, "/v1/assets/%s", obj_id);
 	memset(&resp, 0, sizeof resp);
+	snprintf(body, sizeof body, "{\"objSlug\":\"%s\",\"objTB\":50}",
+	    slug);
 	if (httpc_once(h->gw[i]->api_port, "PUT", path, HA_WTOKEN, NULL,
-	    "{\"objSlug\":\"woken\",\"objTB\":50}", &resp) != 0)
+	    body, &resp) != 0)
 		return -1;
 	st = resp.status;
 	if (st != 202)
@@ -846,6 +889,12 @@ ha_api_put(struct ha *h, size_t i, const char *obj_id)
 		    resp.body : "");
 	httpc_resp_clear(&resp);
 	return st == 202 ? 0 : -1;
+}
+
+static int
+ha_api_put(struct ha *h, size_t i, const char *obj_id)
+{
+	return ha_api_put_slug(h, i, obj_id, "woken");
 }
 
 /* Sessions of the database whose last statement was a LISTEN. */
@@ -1287,6 +1336,205 @@ test_renew_many(void **state)
 	    NULL) == 1);
 }
 
+/* The highest id of the job events so far; -1 if unreadable. */
+static int64_t
+ha_last_event(struct ha *h)
+{
+	struct store_stmt	*st;
+	int64_t			 v = -1;
+
+	if (store_prepare(h->s, "SELECT coalesce(max(id), 0) FROM job_events",
+	    0, &st) != STORE_OK)
+		return -1;
+	if (store_step(st) == STORE_ROW)
+		v = store_column_int64(st, 0);
+	store_finalize(st);
+	return v;
+}
+
+/* n1's jobs settled (DONE) by instance i's workers in events after id. */
+static long
+ha_settled_by(struct ha *h, size_t i, int64_t after)
+{
+	struct store_stmt	*st;
+	char			 like[64];
+	long			 v = -1;
+
+	snprintf(like, sizeof like, "%%ncs=n1/%s/%%", h->names[i]);
+	if (store_prepare(h->s, "SELECT count(*) FROM job_events WHERE id > ?1 "
+	    "AND to_state = 2 AND worker LIKE ?2", 0, &st) != STORE_OK)
+		return -1;
+	store_bind_int64(st, 1, after);
+	store_bind_text(st, 2, like, -1);
+	if (store_step(st) == STORE_ROW)
+		v = (long)store_column_int64(st, 0);
+	store_finalize(st);
+	return v;
+}
+
+/*
+ * Frames received on the connections conns[0..n), those that arrived at or
+ * after from_us only when from_us >= 0 (each printed).
+ */
+static size_t
+ha_frames_on(struct ha *h, const int *conns, int n, int64_t from_us)
+{
+	const struct ncspeer_frame	*f;
+	size_t				 i, count = 0, nf = ncspeer_nframes(h->ncs);
+	int				 k;
+
+	for (i = 0; i < nf; i++) {
+		f = ncspeer_frame_at(h->ncs, i);
+		for (k = 0; k < n; k++) {
+			if (f->conn != conns[k] || (from_us >= 0 &&
+			    f->t_us < from_us))
+				continue;
+			count++;
+			if (from_us >= 0)
+				fprintf(stderr, "frame #%zu on old connection "
+				    "%d: %s message_id=%d, %lld us after the new "
+				    "owner's connection was accepted\n", f->seq,
+				    f->conn, f->type_name, (int)f->message_id,
+				    (long long)(f->t_us - from_us));
+		}
+	}
+	return count;
+}
+
+/*
+ * The accept time of the first connection the gateways opened to the NCS
+ * after connection number after; -1 if none.
+ */
+static int64_t
+ha_first_accepted(struct ha *h, int after)
+{
+	struct ncspeer_conn_info	ci;
+	int				c, nc = ncspeer_nconns(h->ncs);
+
+	for (c = after + 1; c <= nc; c++) {
+		if (ncspeer_conn_info(h->ncs, c, &ci) == 0 &&
+		    ci.side == NCSPEER_ACCEPTED)
+			return ci.opened_us;
+	}
+	return -1;
+}
+
+/* Freeze the owner mid-publish; another takes over; then it goes on. */
+static void
+test_freeze_owner(void **state)
+{
+	struct ha			*h = *state;
+	struct ncspeer_policy		 slow, hold;
+	struct ncspeer_match		 m;
+	struct ncspeer_conn_info	 ci;
+	struct httpc_resp		 resp;
+	int64_t				 epoch = 0, ep, t_stop, ev_take, first_us;
+	int64_t				 took[HA_FREEZES];
+	size_t				 i, before, on_old;
+	long				 logpos;
+	char				 id[32], slug[64], metric[128];
+	int				 old[HA_OLD_MAX], nold, nc, c, owner, next;
+	int				 live, conn, round, puts = 0;
+
+	if (h == NULL) {
+		skip();
+		return;
+	}
+	ha_slow_acks(h, &m);
+	memset(&slow, 0, sizeof slow);
+	slow.ack_delay_ms = 15;
+	hold = slow;
+	hold.hold_after = 3;
+	for (i = 1; i < HA_MAX; i++)
+		CHECK(h, ha_gw(h, i, h->db.dsn) != NULL &&
+		    gwproc_start(h->gw[i]) == 0);
+	CHECK(h, (owner = ha_wait_owner(h, 0, &epoch, WAIT_MS)) >= 0);
+	CHECK(h, (conn = ha_wait_lower(h, 0, WAIT_MS)) > 0);
+	for (round = 0; round < HA_FREEZES; round++) {
+		/* the NCS answers three mosObj of the batch, holds the rest */
+		before = ha_objs(h);
+		ncspeer_set_policy(h->ncs, &hold);
+		CHECK(h, ha_put(h, round) == QUEUE_OK);
+		CHECK(h, ncspeer_wait_count(h->ncs, &m, before + 4, WAIT_MS) >=
+		    before + 4);
+		/* the owner stands still, its fourth mosObj in flight */
+		logpos = (long)gwproc_log_size(h->gw[owner]);
+		CHECK(h, gwproc_signal(h->gw[owner], SIGSTOP) == 0);
+		t_stop = now_ms();
+		/* its connections, left open */
+		nc = ncspeer_nconns(h->ncs);
+		for (nold = 0, c = 1; c <= nc && nold < HA_OLD_MAX; c++) {
+			if (ncspeer_conn_info(h->ncs, c, &ci) == 0 && ci.open &&
+			    ci.side == NCSPEER_ACCEPTED)
+				old[nold++] = c;
+		}
+		CHECK(h, nold >= 2);
+		/* changes keep coming through a live instance meanwhile */
+		live = (owner + 1) % HA_MAX;
+		do {
+			snprintf(id, sizeof id, "FZ%02d", puts % HA_LIVE_OBJS);
+			snprintf(slug, sizeof slug, "put %d", puts++);
+			CHECK(h, ha_api_put_slug(h, (size_t)live, id, slug) == 0);
+			if ((next = ha_owner(h, &ep)) >= 0 && ep > epoch)
+				break;
+			sleep_ms(100);
+		} while (now_ms() - t_stop < WAIT_MS);
+		CHECK(h, next >= 0 && next != owner && ep > epoch);
+		ev_take = ha_last_event(h);
+		CHECK(h, ev_take >= 0);
+		CHECK(h, (conn = ha_wait_lower(h, nc, WAIT_MS)) > nc);
+		took[round] = now_ms() - t_stop;
+		CHECK(h, (first_us = ha_first_accepted(h, nc)) > 0);
+		/* the held answers go: one to the frozen owner's socket */
+		ncspeer_set_policy(h->ncs, &slow);
+		for (i = 0; i < HA_LIVE_OBJS; i++) {
+			snprintf(id, sizeof id, "FZ%02d", puts % HA_LIVE_OBJS);
+			snprintf(slug, sizeof slug, "put %d", puts++);
+			CHECK(h, ha_api_put_slug(h, (size_t)live, id, slug) == 0);
+		}
+		CHECK(h, gwproc_wait_idle(h->gw[next], "ncs:n1", 60000) == 0);
+
+		/* the frozen one goes on, everything of it due at once */
+		on_old = ha_frames_on(h, old, nold, -1);
+		CHECK(h, gwproc_signal(h->gw[owner], SIGCONT) == 0);
+		CHECK(h, gwproc_log_wait(h->gw[owner], logpos, WAIT_MS,
+		    "event=owner.drop", "ncs=n1", "lapsed", NULL) >= 0);
+		for (c = 0; c < nold; c++)
+			CHECK(h, ncspeer_wait_closed(h->ncs, old[c], WAIT_MS) ==
+			    0);
+		/* not one frame on them after the takeover */
+		CHECK(h, ha_frames_on(h, old, nold, first_us) == 0);
+		CHECK(h, ha_frames_on(h, old, nold, -1) == on_old);
+		/* a non-owner now, running, and it says so */
+		CHECK(h, gwproc_running(h->gw[owner]));
+		CHECK(h, ha_owner(h, &ep) == next);
+		memset(&resp, 0, sizeof resp);
+		CHECK(h, httpc_once(h->gw[owner]->api_port, "GET", "/metrics",
+		    HA_TOKEN, NULL, NULL, &resp) == 0 && resp.status == 200);
+		snprintf(metric, sizeof metric, "mosgw_ncs_owned{ncs=\"n1\","
+		    "instance=\"%s\"} 0", h->names[owner]);
+		CHECK(h, strstr(resp.body, metric) != NULL);
+		httpc_resp_clear(&resp);
+		CHECK(h, gwproc_log_count(h->gw[owner], logpos,
+		    "event=owner.take", NULL) == 0);
+		/* fencing: nothing settled by it after the takeover */
+		CHECK(h, ha_settled_by(h, (size_t)owner, ev_take) == 0);
+		epoch = ep;
+		owner = next;
+	}
+	CHECK(h, gwproc_wait_idle(h->gw[owner], "ncs:n1", 60000) == 0);
+	CHECK(h, gwproc_job_count(h->gw[owner], "ncs:n1", QUEUE_FAILED) == 0);
+	ha_check_revs(h);
+	ha_check_revs_of(h, "FZ", HA_LIVE_OBJS);
+	qsort(took, HA_FREEZES, sizeof *took, cmp_i64);
+	printf("ha: %d freezes of the owner mid-publish (SIGSTOP, then "
+	    "SIGCONT after the takeover), takeover " HA_TAKEOVER ": to the "
+	    "new owner's lower link p50 %lld ms, max %lld ms; no frame from "
+	    "a frozen owner after it, %d changes PUT meanwhile\n", HA_FREEZES,
+	    (long long)took[HA_FREEZES / 2], (long long)took[HA_FREEZES - 1],
+	    puts);
+}
+
 /* PostgreSQL restarts while changes are published: nothing is lost. */
 static void
 test_pg_restart(void **state)
@@ -1350,6 +1598,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_renew_many, setup_many,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_freeze_owner,
+		    setup_fast_hb, teardown),
 		cmocka_unit_test_setup_teardown(test_pg_restart, setup_cluster,
 		    teardown),
 	};
