@@ -89,6 +89,8 @@ struct fs_req {
 	int32_t		 id;		/* 0 = none */
 	bool		 answered;
 	bool		 positive;	/* answered positively */
+	bool		 unknown;	/* of no NCS, as modelled: refused at
+					   once, "MosDevice not found" */
 	struct ncs	*read_ncs;	/* the session's when the gateway read
 					   it, as modelled (fs.hint) */
 	struct ncs	*ncs;		/* the session's when answered */
@@ -573,6 +575,7 @@ fs_requests(const uint8_t *p, size_t n)
 		abort();
 	while ((rc = mos_framer_next(fs.in, &f)) == MOS_FRAME_READY) {
 		memset(&err, 0, sizeof err);
+		ncs = NULL;
 		if ((m = dispatch_parse(fs.gw, fs.hint, &f, &err)) != NULL) {
 			type = m->type_name;
 			id = m->has_message_id ? m->message_id : 0;
@@ -598,6 +601,7 @@ fs_requests(const uint8_t *p, size_t n)
 		fs.reqs[fs.nreqs].id = id;
 		fs.reqs[fs.nreqs].answered = false;
 		fs.reqs[fs.nreqs].positive = false;
+		fs.reqs[fs.nreqs].unknown = m != NULL && ncs == NULL;
 		fs.reqs[fs.nreqs].read_ncs = fs.hint;
 		fs.nreqs++;
 	}
@@ -744,21 +748,41 @@ fs_positive(const struct mos_msg *a, const struct mos_frame *f)
 	    mos_type_name(a->type), a->has_message_id ? (int)a->message_id : 0);
 }
 
+/* A NACK saying that the frame's mosID and ncsID are not configured. */
+static bool
+fs_unknown_nack(const struct mos_msg *a)
+{
+	const char	*text = NULL;
+
+	if (a->type == MOS_T_MOS_ACK)
+		text = a->u.mos_ack.status_description;
+	else if (a->type == MOS_T_RO_ACK)
+		text = a->u.ro_ack.ro_status;
+	return text != NULL && strncmp(text, "MosDevice not found",
+	    strlen("MosDevice not found")) == 0;
+}
+
 /*
  * Mark answered (a NACK) the first open request with that messageID for
  * the NACK's object, else the first where either names none, else the
- * first open one.
+ * first open one. A frame of no configured NCS gets its own NACK at once,
+ * naming no object (objID 0), and only such a frame gets one: those NACKs
+ * go to such frames in order, the others to the other requests (else a
+ * NACK of an unknown frame could take the place of a later mosReqAll's,
+ * whose ACK also says objID 0).
  */
 static void
 fs_negative_answer(const struct mos_msg *a)
 {
 	int32_t	id = a->has_message_id ? a->message_id : 0;
+	bool	unknown = fs_unknown_nack(a);
 	size_t	i;
 	int	pass;
 
 	for (pass = 0; pass < 3; pass++)
 	for (i = 0; i < fs.nreqs; i++) {
 		if (!fs.reqs[i].answered && fs.reqs[i].id == id &&
+		    fs.reqs[i].unknown == unknown &&
 		    fs_fit(&fs.reqs[i], a) >= 2 - pass) {
 			fs.reqs[i].answered = true;
 			return;
