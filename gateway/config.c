@@ -158,6 +158,8 @@ static const struct cfg_key cfg_keys[] = {
 	    NULL },
 	{ SECT_DATABASE, "busy_timeout", CT_SECS, G(busy_ms), "0.1", 0, 1,
 	    60000, NULL },
+	{ SECT_DATABASE, "start_wait", CT_SECS, G(start_wait_ms), "30", 0, 0,
+	    3600000, NULL },
 	{ SECT_DATABASE, "notify_poll", CT_SECS, G(notify_poll_ms), "1", 0,
 	    50, DAY, NULL },
 

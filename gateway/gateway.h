@@ -353,6 +353,7 @@ struct gw_config {
 	int64_t		 backoff_max_ms;
 	int64_t		 lease_ms;
 	int64_t		 busy_ms;
+	int64_t		 start_wait_ms;	/* start-up: another's writes */
 	int64_t		 notify_poll_ms;	/* postgresql: poll, notified */
 	/* [log] */
 	int		 log_level;	/* enum log_level */

@@ -25,6 +25,7 @@
 #define GW_FLUSH_MS		5
 #define GW_FLUSH_RETRY_MS	50
 #define GW_HOUSEKEEPING_MS	1000
+#define GW_START_TRY_MS		2000	/* start-up: one wait for a lock */
 #define GW_PRUNE_MS		60000
 #define GW_PRUNE_BUDGET_MS	20
 #define GW_STOP_POLL_MS		20
@@ -474,6 +475,90 @@ gw_open_ckpt(struct gw *gw, struct gwdb_opts *o, char **cause)
 	return 0;
 }
 
+/*
+ * One try at the start-up writes: open (the schema), take back the jobs
+ * of the previous run (SQLite), record the NCS list. A queue code; on
+ * error *err says why and the database is closed.
+ */
+static int
+gw_db_try(struct gw *gw, struct gwdb_opts *o, size_t *orphans, char **err)
+{
+	int	rc;
+
+	*orphans = 0;
+	if ((rc = gwdb_open(&gw->db, o, err)) != QUEUE_OK)
+		return rc;
+	/*
+	 * The hold says no other daemon runs on this file: the jobs that
+	 * workers named like ours hold are a dead life's (kill -9, crash).
+	 * On PostgreSQL other instances may be running: an NCS's jobs are
+	 * taken back by its next owner (owner.c), the others wait for their
+	 * leases.
+	 */
+	if (o->driver != STORE_POSTGRESQL && (rc = queue_release_orphans(
+	    gw->db->q, GW_WORKER_PREFIX, NULL, orphans)) != QUEUE_OK)
+		xasprintf(err, "cannot take back the jobs of the previous run: "
+		    "%s", queue_errmsg(gw->db->q));
+	else if ((rc = gwdb_sync_ncs(gw->db, gw->cfg)) != QUEUE_OK)
+		xasprintf(err, "cannot record the NCS list: %s",
+		    gwdb_errmsg(gw->db));
+	if (rc != QUEUE_OK) {
+		gwdb_close(gw->db);
+		gw->db = NULL;
+	}
+	return rc;
+}
+
+/*
+ * The start-up writes. Other instances starting on the same PostgreSQL
+ * database (or a mosctl) may hold the writer lock meanwhile, a schema
+ * migration for longer than busy_timeout: wait for them, in tries of at
+ * most GW_START_TRY_MS, until start_wait has passed, saying so once.
+ */
+static int
+gw_db_start(struct gw *gw, struct gwdb_opts *o, const char *where,
+    size_t *orphans, char **cause)
+{
+	int64_t	 t0 = util_mono_ms(), left;
+	char	*err = NULL;
+	size_t	 len;
+	int	 busy = o->busy_ms, rc;
+	bool	 said = false;
+
+	while ((rc = gw_db_try(gw, o, orphans, &err)) == QUEUE_EBUSY &&
+	    (left = gw->cfg->start_wait_ms - (util_mono_ms() - t0)) > 0) {
+		if (!said)
+			log_event(LL_INFO, "db.wait", "db=%s wait_max_ms=%lld "
+			    "note=%s", log_q(where),
+			    (long long)gw->cfg->start_wait_ms, log_q("the "
+			    "database's writer lock is held by another "
+			    "connection (an instance starting or migrating "
+			    "the schema): waiting for it"));
+		said = true;
+		free(err);
+		err = NULL;
+		o->busy_ms = (int)(left < GW_START_TRY_MS ? left :
+		    GW_START_TRY_MS);
+	}
+	o->busy_ms = busy;
+	if (rc == QUEUE_OK && (rc = queue_set_busy(gw->db->q, busy)) !=
+	    QUEUE_OK)
+		xasprintf(&err, "%s", queue_errmsg(gw->db->q));
+	if (rc == QUEUE_OK)
+		return 0;
+	/* the queue's message may name the file already */
+	len = strlen(where);
+	if (err != NULL && strncmp(err, where, len) == 0 && err[len] == ':')
+		xasprintf(cause, "database %s", err);
+	else
+		xasprintf(cause, "database %s: %s%s", where, err != NULL ? err :
+		    "?", rc == QUEUE_EBUSY && said ? " (after waiting "
+		    "[database] start_wait for another connection's writes)" :
+		    "");
+	free(err);
+	return -1;
+}
+
 /* Open the database and record the NCSs. */
 static int
 gw_open_db(struct gw *gw, char **cause)
@@ -481,7 +566,7 @@ gw_open_db(struct gw *gw, char **cause)
 	struct gwdb_opts	 o;
 	char			*err = NULL, *dir, *d, *dsn, where[512];
 	int64_t			 v = 1, t0;
-	size_t			 n = 0, len;
+	size_t			 n = 0;
 
 	memset(&o, 0, sizeof o);
 	o.driver = (enum store_driver)gw->cfg->db_driver;
@@ -526,35 +611,12 @@ gw_open_db(struct gw *gw, char **cause)
 	}
 open:
 	t0 = util_mono_ms();
-	if (gwdb_open(&gw->db, &o, &err) != QUEUE_OK) {
-		/* the queue's message may name the file already */
-		len = strlen(where);
-		if (err != NULL && strncmp(err, where, len) == 0 &&
-		    err[len] == ':')
-			xasprintf(cause, "database %s", err);
-		else
-			xasprintf(cause, "database %s: %s", where, err != NULL ?
-			    err : "?");
-		free(err);
+	if (gw_db_start(gw, &o, where, &n, cause) != 0)
 		return -1;
-	}
 	log_event(LL_INFO, "db.open", "db=%s check=%s ms=%lld",
 	    log_q(where), o.check ? "ok" : "off",
 	    (long long)(util_mono_ms() - t0));
 	o.check = false;
-	/*
-	 * The hold says no other daemon runs on this file: the jobs that
-	 * workers named like ours hold are a dead life's (kill -9, crash).
-	 * On PostgreSQL other instances may be running: an NCS's jobs are
-	 * taken back by its next owner (owner.c), the others wait for their
-	 * leases.
-	 */
-	if (o.driver != STORE_POSTGRESQL && queue_release_orphans(gw->db->q,
-	    GW_WORKER_PREFIX, NULL, &n) != QUEUE_OK) {
-		xasprintf(cause, "database %s: cannot take back the jobs of "
-		    "the previous run: %s", where, queue_errmsg(gw->db->q));
-		return -1;
-	}
 	if (n > 0)
 		log_event(LL_INFO, "job.orphans", "jobs=%zu note=%s", n,
 		    log_q("claimed by the previous run, back in the queue"));
@@ -574,11 +636,6 @@ open:
 	gw_set_policy(gw);
 	gw->events = events_new(gw);
 	dbw_set_after(gw->dbw, gw_db_after, gw);
-	if (gwdb_sync_ncs(gw->db, gw->cfg) != QUEUE_OK) {
-		xasprintf(cause, "database %s: cannot record the NCS list: %s",
-		    where, gwdb_errmsg(gw->db));
-		return -1;
-	}
 	if (gwdb_meta_get(gw->db, "conn_next", &v) != QUEUE_OK || v < 1)
 		v = 1;
 	gw->conn_seq = gw->conn_saved = (uint64_t)v;
@@ -893,7 +950,8 @@ gw_reload(struct gw *gw)
 	    strcmp(cfg->db_path, old->db_path) != 0 ||
 	    strcmp(cfg->db_dsn, old->db_dsn) != 0 ||
 	    cfg->sync_normal != old->sync_normal ||
-	    cfg->busy_ms != old->busy_ms)
+	    cfg->busy_ms != old->busy_ms ||
+	    cfg->start_wait_ms != old->start_wait_ms)
 		log_event(LL_WARN, "config.reload",
 		    "note=database-settings-apply-at-restart");
 	if (strcmp(cfg->instance, old->instance) != 0 ||

@@ -639,6 +639,19 @@ queue_db(struct queue *q)
 	return q->db;
 }
 
+/* Change the wait for a lock per call (busy_ms of the options). */
+int
+queue_set_busy(struct queue *q, int busy_ms)
+{
+	int	rc;
+
+	q->busy_ms = busy_ms > 0 ? busy_ms : QUEUE_BUSY_MS_DEFAULT;
+	if (store_driver(q->db) == STORE_POSTGRESQL &&
+	    (rc = store_busy_timeout(q->db, q->busy_ms)) != STORE_OK)
+		return queue_err(q, rc, "lock timeout");
+	return QUEUE_OK;
+}
+
 /* Free the strings and payload of a job and zero it. */
 void
 queue_job_clear(struct queue_job *j)

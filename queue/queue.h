@@ -173,6 +173,8 @@ int	 queue_open(struct queue **, const struct queue_opts *, char **err);
 void	 queue_close(struct queue *);
 /* The connection, so that a caller can keep its own tables beside the queue. */
 struct store *queue_db(struct queue *);
+/* Change busy_ms, the wait for a lock per call (0: the default). */
+int	 queue_set_busy(struct queue *, int busy_ms);
 /*
  * Waking the owner when jobs arrive (PostgreSQL). queue_wake_fd() opens a
  * connection of its own that LISTENs for jobs added, or made due again by

@@ -227,8 +227,15 @@ queue_schema_version(struct queue *q, int *version)
 	if (store_driver(q->db) != STORE_POSTGRESQL)
 		return queue_schema_int(q, "PRAGMA user_version", version);
 	*version = 0;
-	if ((rc = queue_schema_int(q, "SELECT to_regclass('queue_version') IS "
-	    "NOT NULL", &has)) != QUEUE_OK || !has)
+	/*
+	 * From the catalog itself, not to_regclass(): that reads the
+	 * session's cache, which may not know yet of a table another
+	 * instance made while this one waited for the writer lock.
+	 */
+	if ((rc = queue_schema_int(q, "SELECT count(*) FROM pg_catalog.pg_class"
+	    " c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+	    "WHERE c.relname = 'queue_version' AND n.nspname = "
+	    "current_schema()", &has)) != QUEUE_OK || !has)
 		return rc;
 	return queue_schema_int(q, "SELECT coalesce(max(version), 0) FROM "
 	    "queue_version", version);

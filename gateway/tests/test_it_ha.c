@@ -93,6 +93,7 @@
 #define HA_FREEZES	3		/* owner freezes in one run */
 #define HA_LIVE_OBJS	5		/* objects PUT through a live instance */
 #define HA_OLD_MAX	8
+#define HA_START_ROUNDS	4		/* starts of all at once, x2 */
 
 struct ha {
 	struct pgdb	 db;
@@ -104,6 +105,7 @@ struct ha {
 	bool		 quiet;		/* notify: no poll, no heartbeats */
 	bool		 many;		/* renew: n2 and n3 too (no peer) */
 	bool		 fast_hb;	/* freeze: heartbeats every 0.2 s */
+	bool		 dflt_busy;	/* start: busy_timeout as by default */
 	uint16_t	 nowhere[2];	/* their ports: nothing listens */
 	char		 dsn[HA_MAX][1100];
 	char		 cluster[400];	/* a cluster of the test's own */
@@ -410,7 +412,8 @@ ha_gw(struct ha *h, size_t i, const char *dsn)
 	o.gateway_extra = h->gwextra[i];
 	/* several instances share the writer lock: wait for it longer */
 	o.database_extra = h->quiet ? "backoff_base = 0.1\nbackoff_max = "
-	    "0.5\nbusy_timeout = 5\nnotify_poll = 1h\n" : "backoff_base = "
+	    "0.5\nbusy_timeout = 5\nnotify_poll = 1h\n" : h->dflt_busy ?
+	    "backoff_base = 0.1\nbackoff_max = 0.5\n" : "backoff_base = "
 	    "0.1\nbackoff_max = 0.5\nbusy_timeout = 5\n";
 	o.log_level = "info";
 	o.api_tokens = "reader read " HA_TOKEN "\nwriter write " HA_WTOKEN
@@ -522,6 +525,29 @@ static int
 setup_fast_hb(void **state)
 {
 	return setup_as(state, false, false, true);
+}
+
+/* The peer only: the test starts every instance itself. */
+static int
+setup_bare(void **state)
+{
+	struct ncspeer_opts	 po;
+	struct ha		*h;
+
+	if (getenv("MOSGW_PG_DSN") == NULL || *getenv("MOSGW_PG_DSN") == '\0') {
+		printf("SKIP: several instances need a PostgreSQL server "
+		    "(MOSGW_PG_DSN is unset)\n");
+		*state = NULL;
+		return 0;
+	}
+	if ((h = calloc(1, sizeof *h)) == NULL)
+		return -1;
+	*state = h;
+	h->dflt_busy = true;
+	memset(&po, 0, sizeof po);
+	po.mos_id = "mosgw.test";
+	po.ncs_id = "NCSPEER";
+	return (h->ncs = ncspeer_new(&po)) != NULL ? 0 : -1;
 }
 
 /* Instances that find jobs only through notifications. */
@@ -728,6 +754,160 @@ static void
 ha_check_revs(struct ha *h)
 {
 	ha_check_revs_of(h, "HA", HA_OBJS);
+}
+
+/*
+ * Instances started at the same moment, each by a thread of its own that
+ * stays until it has stopped its instance (the instance is its child:
+ * gwproc kills it when the thread that started it ends).
+ */
+struct ha_starters {
+	struct ha		*h;
+	pthread_barrier_t	 b;
+	pthread_mutex_t		 mu;
+	pthread_cond_t		 cv;
+	pthread_t		 t[HA_MAX];
+	int			 rc[HA_MAX];	/* start, then stop */
+	size_t			 started;
+	bool			 stop;
+};
+
+struct ha_starter {
+	struct ha_starters	*all;
+	size_t			 i;
+};
+
+static void *
+ha_starter_main(void *arg)
+{
+	struct ha_starter	*me = arg;
+	struct ha_starters	*a = me->all;
+	size_t			 i = me->i;
+	int			 rc;
+
+	pthread_barrier_wait(&a->b);
+	rc = gwproc_start(a->h->gw[i]);
+	pthread_mutex_lock(&a->mu);
+	a->rc[i] = rc;
+	a->started++;
+	pthread_cond_broadcast(&a->cv);
+	while (!a->stop)
+		pthread_cond_wait(&a->cv, &a->mu);
+	pthread_mutex_unlock(&a->mu);
+	rc = rc == 0 ? gwproc_stop(a->h->gw[i]) : -1;
+	pthread_mutex_lock(&a->mu);
+	a->rc[i] = rc;
+	pthread_mutex_unlock(&a->mu);
+	free(me);
+	return NULL;
+}
+
+/* Start every instance at the same moment: how many answer /readyz 200. */
+static size_t
+ha_start_all(struct ha *h, struct ha_starters *a)
+{
+	struct ha_starter	*me;
+	struct httpc_resp	 resp;
+	size_t			 i, ready = 0;
+
+	memset(a, 0, sizeof *a);
+	a->h = h;
+	pthread_mutex_init(&a->mu, NULL);
+	pthread_cond_init(&a->cv, NULL);
+	if (pthread_barrier_init(&a->b, NULL, (unsigned)h->ngw) != 0)
+		fail_msg("pthread_barrier_init");
+	for (i = 0; i < h->ngw; i++) {
+		me = calloc(1, sizeof *me);
+		if (me == NULL)
+			fail_msg("calloc");
+		me->all = a;
+		me->i = i;
+		if (pthread_create(&a->t[i], NULL, ha_starter_main, me) != 0)
+			fail_msg("pthread_create");
+	}
+	/* each start is bounded (gwproc) */
+	pthread_mutex_lock(&a->mu);
+	while (a->started < h->ngw)
+		pthread_cond_wait(&a->cv, &a->mu);
+	pthread_mutex_unlock(&a->mu);
+	for (i = 0; i < h->ngw; i++) {
+		memset(&resp, 0, sizeof resp);
+		if (a->rc[i] == 0 && httpc_once(h->gw[i]->api_port, "GET",
+		    "/readyz", NULL, NULL, NULL, &resp) == 0 &&
+		    resp.status == 200)
+			ready++;
+		else
+			fprintf(stderr, "%s: start %s, /readyz %d %s\n",
+			    h->names[i], a->rc[i] == 0 ? "ok" : "failed",
+			    resp.status, resp.body != NULL ? resp.body : "");
+		httpc_resp_clear(&resp);
+	}
+	return ready;
+}
+
+/* Stop what ha_start_all started: how many stopped cleanly. */
+static size_t
+ha_stop_all(struct ha *h, struct ha_starters *a, int *waited)
+{
+	size_t	i, ok = 0;
+
+	for (i = 0; i < h->ngw; i++)
+		*waited += gwproc_log_count(h->gw[i], 0, "event=db.wait",
+		    NULL) > 0;
+	pthread_mutex_lock(&a->mu);
+	a->stop = true;
+	pthread_cond_broadcast(&a->cv);
+	pthread_mutex_unlock(&a->mu);
+	for (i = 0; i < h->ngw; i++) {
+		pthread_join(a->t[i], NULL);
+		ok += a->rc[i] == 0;
+	}
+	pthread_barrier_destroy(&a->b);
+	pthread_mutex_destroy(&a->mu);
+	pthread_cond_destroy(&a->cv);
+	return ok;
+}
+
+/*
+ * Three instances started at the same moment, with the default busy
+ * timeout, on a fresh database and then on the one they made: all three
+ * come up, a few times over.
+ */
+static void
+test_start_together(void **state)
+{
+	struct ha		*h = *state;
+	struct ha_starters	 a;
+	char			 why[512];
+	size_t			 i, ready;
+	int			 round, waited = 0;
+
+	if (h == NULL) {
+		skip();
+		return;
+	}
+	for (round = 0; round < HA_START_ROUNDS; round++) {
+		for (i = 0; i < h->ngw; i++) {
+			gwproc_free(h->gw[i]);
+			h->gw[i] = NULL;
+		}
+		pgdb_drop(&h->db);
+		CHECK(h, pgdb_create(&h->db, why, sizeof why) == 0);
+		for (i = 0; i < HA_MAX; i++)
+			CHECK(h, ha_gw(h, i, h->db.dsn) != NULL);
+		/* a fresh database: each migrates it, or waits for who does */
+		ready = ha_start_all(h, &a);
+		CHECK(h, ha_stop_all(h, &a, &waited) == HA_MAX);
+		CHECK(h, ready == HA_MAX);
+		/* the database made: each writes its start-up rows */
+		ready = ha_start_all(h, &a);
+		CHECK(h, ha_stop_all(h, &a, &waited) == HA_MAX);
+		CHECK(h, ready == HA_MAX);
+	}
+	printf("ha: %d starts of %d instances at the same moment (a fresh "
+	    "database, then the same again), all ready; %d of %d instances "
+	    "logged a wait for another's start-up\n", 2 * HA_START_ROUNDS,
+	    HA_MAX, waited, 2 * HA_START_ROUNDS * HA_MAX);
 }
 
 /* Kill the owner mid-publish, again and again. */
@@ -1588,6 +1768,8 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_start_together,
+		    setup_bare, teardown),
 		cmocka_unit_test_setup_teardown(test_cut_off, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_kill_owner, setup,
@@ -1604,5 +1786,7 @@ main(void)
 		    teardown),
 	};
 
+	if (getenv("HA_ONLY") != NULL)
+		cmocka_set_test_filter(getenv("HA_ONLY"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
