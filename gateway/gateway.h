@@ -1534,9 +1534,13 @@ bool		 ncs_allows(const struct ncs *, const struct addr *);
  * once what such workers held. The workers of an NCS's deliveries are
  * GW_NCS_WORKER_PREFIX "NCS/INSTANCE/PID" (publisher.c, rostat.c adds
  * "/rostat"): a new owner of the NCS takes back what they held (owner.c).
+ * A webhook's is GW_HOOK_WORKER_PREFIX "INSTANCE/PID/NAME" (webhook.c). On
+ * PostgreSQL a restarted instance takes back what its previous life's
+ * workers held (owner.c).
  */
 #define GW_WORKER_PREFIX	"mosgw:"
 #define GW_NCS_WORKER_PREFIX	GW_WORKER_PREFIX "ncs="
+#define GW_HOOK_WORKER_PREFIX	GW_WORKER_PREFIX "hook="
 
 struct publisher *publisher_new(struct ncs *);
 void		 publisher_free(struct publisher *);

@@ -50,6 +50,14 @@
  * owner first takes back the jobs that workers of the NCS held (any
  * instance's: that owner is fenced off), then opens the links.
  *
+ *   instance a session-level advisory lock on the instance name
+ *            (OWNER_INSTANCE_CLASS), taken on that session at start and
+ *            held for the life of the process: whoever holds it is the
+ *            only live process of the instance, so the jobs that workers
+ *            named for the instance hold are a previous life's (kill -9, a
+ *            crash): back in the queue at once (owner_instance_start).
+ *            Other instances' workers are never touched.
+ *
  * On SQLite there is one instance: every NCS is owned, at epoch 0 (never
  * fenced), through the same calls, with no session and no thread.
  */
@@ -64,11 +72,14 @@
 #include "gateway/gateway.h"
 
 #define OWNER_LOCK_CLASS	0x6d6f776e	/* "mown" */
+#define OWNER_INSTANCE_CLASS	0x6d6f6973	/* "mois": one per instance */
 #define OWNER_TICK_MS		100
 /* Fractions of takeover. */
 #define OWNER_PERIOD(t)		((t) / 4)		/* checks, query bound */
 #define OWNER_DROP(t)		((t) * 6 / 10)		/* owner drops */
 #define OWNER_STALE(t)		((t) * 8 / 10)		/* others take */
+/* a previous life's session: the server ends it (at least 5 s) */
+#define OWNER_INSTANCE_WAIT(t)	((t) > 5000 ? (int)(t) : 5000)
 
 #define OWNER_NOW	"(extract(epoch from clock_timestamp()) * 1000)::bigint"
 
@@ -329,14 +340,15 @@ owner_bump(struct store *s, const char *ncs, const char *instance,
  * NULL) gets the first column of its row as a boolean.
  */
 static int
-owner_lock_sql(struct owner *o, int32_t key, const char *sql, bool *first)
+owner_lock_sql(struct owner *o, int32_t key, int32_t class, const char *sql,
+    bool *first)
 {
 	struct store_stmt	*st;
 	char			 cls[16], k[16];
 	const char		*args[2] = { cls, k };
 	int			 rc;
 
-	snprintf(cls, sizeof cls, "%d", OWNER_LOCK_CLASS);
+	snprintf(cls, sizeof cls, "%d", (int)class);
 	snprintf(k, sizeof k, "%d", (int)key);
 	rc = owner_query(o, &st, sql, args, 2);
 	if (first != NULL)
@@ -411,8 +423,9 @@ owner_try(struct owner *o, struct owner_ncs *x, const char *name, int32_t key,
 		return rc;
 	/* an ended session lets go a moment later */
 	for (tries = 0; tries < 5 && !got; tries++) {
-		if ((rc = owner_lock_sql(o, key, "SELECT pg_try_advisory_lock("
-		    "$1::integer, $2::integer)", &got)) != STORE_OK)
+		if ((rc = owner_lock_sql(o, key, OWNER_LOCK_CLASS, "SELECT "
+		    "pg_try_advisory_lock($1::integer, $2::integer)", &got)) !=
+		    STORE_OK)
 			return rc;
 		if (got || holder[0] == '\0' || age <= OWNER_STALE(o->takeover))
 			break;
@@ -422,7 +435,8 @@ owner_try(struct owner *o, struct owner_ncs *x, const char *name, int32_t key,
 		return STORE_OK;
 	if ((rc = owner_bump(o->s, name, o->instance, &epoch)) != STORE_OK) {
 		if (rc != STORE_LOST)
-			owner_lock_sql(o, key, OWNER_SQL_UNLOCK, NULL);
+			owner_lock_sql(o, key, OWNER_LOCK_CLASS,
+			    OWNER_SQL_UNLOCK, NULL);
 		return rc;
 	}
 	pthread_mutex_lock(&o->mu);
@@ -442,7 +456,8 @@ owner_let_go(struct owner *o, struct owner_ncs *x)
 	pthread_mutex_lock(&o->mu);
 	x->held = false;
 	pthread_mutex_unlock(&o->mu);
-	return owner_lock_sql(o, x->key, OWNER_SQL_UNLOCK, NULL);
+	return owner_lock_sql(o, x->key, OWNER_LOCK_CLASS, OWNER_SQL_UNLOCK,
+	    NULL);
 }
 
 /* One round over every NCS. */
@@ -669,6 +684,67 @@ owner_sync_names(struct owner *o)
 	pthread_mutex_unlock(&o->mu);
 }
 
+/*
+ * At start, on the session before its thread runs: take this instance's
+ * lock, waiting up to OWNER_INSTANCE_WAIT for a previous life's session
+ * that the server is still ending; holding it, take back the jobs of the
+ * workers named for this instance (its webhooks', its NCSs'), before any
+ * worker of this process claims. Without the lock (no server, or another
+ * live session holds it) nothing is taken back: those jobs wait for their
+ * leases, or for the NCS's next owner.
+ */
+static void
+owner_instance_start(struct owner *o)
+{
+	struct gw_config	*cfg = o->gw->cfg;
+	struct queue		*q = o->gw->db->q;
+	char			 prefix[160];
+	size_t			 i, n, all = 0;
+	int			 rc;
+
+	if ((rc = owner_connect(o)) != STORE_OK) {
+		log_event(LL_WARN, "owner.instance", "instance=%s error=%s "
+		    "note=%s", o->instance, log_q(o->error), log_q("the jobs "
+		    "of a previous life wait for their leases"));
+		return;
+	}
+	store_busy_timeout(o->s, OWNER_INSTANCE_WAIT(o->takeover));
+	rc = owner_lock_sql(o, owner_key(o->instance), OWNER_INSTANCE_CLASS,
+	    "SELECT pg_advisory_lock($1::integer, $2::integer)", NULL);
+	store_busy_timeout(o->s, (int)OWNER_PERIOD(o->takeover));
+	if (rc != STORE_OK) {
+		log_event(LL_WARN, "owner.instance", "instance=%s error=%s "
+		    "note=%s", o->instance, log_q(rc == STORE_BUSY ? "another "
+		    "session holds this instance's lock (a previous life the "
+		    "server has not ended yet, or another process with this "
+		    "instance name)" : store_errmsg(o->s)), log_q("the jobs of "
+		    "a previous life wait for their leases"));
+		return;
+	}
+	/* a start: wait for the writer lock as the start-up writes did */
+	queue_set_busy(q, (int)cfg->start_wait_ms);
+	for (i = 0, rc = QUEUE_OK; i <= cfg->nncs && rc == QUEUE_OK; i++) {
+		if (i == cfg->nncs)
+			snprintf(prefix, sizeof prefix, GW_HOOK_WORKER_PREFIX
+			    "%s/", o->instance);
+		else
+			snprintf(prefix, sizeof prefix, GW_NCS_WORKER_PREFIX
+			    "%s/%s/", cfg->ncs[i].name, o->instance);
+		if ((rc = queue_release_orphans(q, prefix, NULL, &n)) ==
+		    QUEUE_OK)
+			all += n;
+	}
+	queue_set_busy(q, (int)cfg->busy_ms);
+	if (rc != QUEUE_OK)
+		log_event(LL_WARN, "owner.instance", "instance=%s error=%s "
+		    "note=%s", o->instance, log_q(queue_errmsg(q)), log_q("the "
+		    "jobs of a previous life wait for their leases"));
+	else if (all > 0)
+		log_event(LL_INFO, "job.orphans", "instance=%s jobs=%zu note=%s",
+		    o->instance, all, log_q("claimed by this instance's "
+		    "previous life, back in the queue"));
+}
+
 struct owner *
 owner_new(struct gw *gw, char **cause)
 {
@@ -699,6 +775,7 @@ owner_new(struct gw *gw, char **cause)
 	o->lapse = event_new(gw->base, -1, 0, owner_tick_cb, o);
 	if (o->tick == NULL || o->lapse == NULL)
 		fatalx("event_new failed");
+	owner_instance_start(o);
 	if (pthread_create(&o->thread, NULL, owner_main, o) != 0) {
 		xasprintf(cause, "owner: cannot start its thread: %s",
 		    strerror(errno));

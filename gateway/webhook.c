@@ -65,7 +65,7 @@ struct webhook {
 	char			*path;		/* with its query */
 	int			 port;
 	unsigned		 mask;
-	char			 worker[96];
+	char			 worker[160];
 	struct evhttp_connection *conn;
 	SSL			*ssl;		/* https: of conn, owned by it */
 	bool			 stale;		/* conn closed or failed */
@@ -795,8 +795,8 @@ webhook_new(struct gw *gw, struct webhook_conf *c)
 	h->conf = c;
 	h->name = xstrdup(c->name);
 	xasprintf(&h->kind, WEBHOOK_KIND_PREFIX "%s", c->name);
-	snprintf(h->worker, sizeof h->worker, GW_WORKER_PREFIX "%d:%s",
-	    (int)getpid(), h->kind);
+	snprintf(h->worker, sizeof h->worker, GW_HOOK_WORKER_PREFIX "%s/%d/%s",
+	    gw->cfg->instance, (int)getpid(), h->name);
 	if (events_type_mask(c->events, false, &h->mask, &err) != 0)
 		fatalx("webhook %s: %s", c->name, err);
 	if ((u = evhttp_uri_parse_with_flags(c->url, 0)) == NULL)
