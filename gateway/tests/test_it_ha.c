@@ -1682,6 +1682,7 @@ test_ro_two_instances(void **state)
 {
 	struct ha	*h = *state;
 	struct ro_side	 side[2];
+	struct ro_resend rs;		/* the thread's: outlives the CHECK */
 	struct mos_msg	*m = NULL;
 	struct sbuf	 got = { NULL, 0, 0 }, want = { NULL, 0, 0 };
 	pthread_t	 th[2];
@@ -1737,9 +1738,9 @@ test_ro_two_instances(void **state)
 
 	/* one change resent to the other instance at once: applied once */
 	for (round = 0; round < 10; round++) {
-		CHECK(h, pthread_create(&th[1], NULL, ro_resend_main,
-		    &(struct ro_resend){ fd[1], 9000 + round, swap,
-		    &st[1] }) == 0);
+		rs = (struct ro_resend){ fd[1], 9000 + round, swap, &st[1] };
+		CHECK(h, pthread_create(&th[1], NULL, ro_resend_main, &rs) ==
+		    0);
 		st[0] = ro_send(fd[0], 9000 + round, swap);
 		pthread_join(th[1], NULL);
 		CHECK(h, st[0] != NULL && strcmp(st[0], "OK") == 0);
