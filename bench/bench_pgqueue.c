@@ -22,9 +22,9 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <time.h>
 
 #include "bench/benchpg.c"
+#include "gateway/gateway.h"
 #include "queue/queue.h"
 #include "store/tests/pgdb.h"
 
@@ -42,13 +42,11 @@ static char		 payload[PAYLOAD + 1];
 static long		 njobs = 3000;
 static const char	*dsn;		/* the bench's database */
 
+/* Seconds of the monotonic clock. */
 static double
 now_s(void)
 {
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	return (double)util_mono_us() / 1e6;
 }
 
 /* One worker thread of a run. */

@@ -32,7 +32,6 @@ struct wake {
 	int64_t		 backoff_ms;
 	bool		 up;
 	bool		 down;		/* logged as down */
-	uint64_t	 count;		/* notifications read */
 };
 
 static void	wake_read_cb(evutil_socket_t, short, void *);
@@ -123,10 +122,8 @@ wake_read_cb(evutil_socket_t fd, short ev, void *arg)
 	}
 	if (!wake_watch(w))
 		return;
-	if (k > 0) {
-		w->count += (uint64_t)k;
+	if (k > 0)
 		wake_publishers(w->gw);
-	}
 }
 
 /* Connect again (after a failure). */

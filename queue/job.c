@@ -653,21 +653,15 @@ queue_reap(struct queue *q, size_t *n)
 	return rc;
 }
 
-/* Take back at once the jobs of dead workers whose names start with prefix. */
-int
-queue_release_orphans(struct queue *q, const char *prefix, const char *self,
+/* The RUNNING jobs of workers named prefix... but self, taken back now. */
+static int
+queue_orphans(struct queue *q, const char *prefix, const char *self,
     size_t *n)
 {
 	struct queue_arg	a[] = { QUEUE_INT(queue_now(q)),
 				    QUEUE_TEXT(prefix), QUEUE_TEXT(self) };
 	int			rc, changed = 0;
 
-	if (n != NULL)
-		*n = 0;
-	if (prefix == NULL || *prefix == '\0')
-		return queue_errx(q, QUEUE_EINVAL, "no worker prefix given");
-	if (self == NULL)
-		a[2].s = "";
 	if ((rc = queue_tx_enter(q)) != QUEUE_OK)
 		return rc;
 	if ((rc = queue_sql_change(q, ST_ORPHANS, a, 3, &changed)) ==
@@ -676,4 +670,25 @@ queue_release_orphans(struct queue *q, const char *prefix, const char *self,
 	if ((rc = queue_tx_leave(q, rc)) == QUEUE_OK && n != NULL)
 		*n = (size_t)changed;
 	return rc;
+}
+
+/* Take back at once the jobs of dead workers whose names start with prefix. */
+int
+queue_release_orphans(struct queue *q, const char *prefix, const char *self,
+    size_t *n)
+{
+	if (n != NULL)
+		*n = 0;
+	if (prefix == NULL || *prefix == '\0')
+		return queue_errx(q, QUEUE_EINVAL, "no worker prefix given");
+	return queue_orphans(q, prefix, self != NULL ? self : "", n);
+}
+
+/* Take back every RUNNING job at once: no worker of any kind is alive. */
+int
+queue_release_all(struct queue *q, size_t *n)
+{
+	if (n != NULL)
+		*n = 0;
+	return queue_orphans(q, "", "", n);
 }

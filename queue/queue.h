@@ -301,6 +301,11 @@ int	 queue_reap(struct queue *, size_t *n);
  */
 int	 queue_release_orphans(struct queue *, const char *prefix,
 	    const char *self, size_t *n);
+/*
+ * The same for every RUNNING job, whoever holds it: only where no worker of
+ * any kind can be alive (a stopped site's database being moved).
+ */
+int	 queue_release_all(struct queue *, size_t *n);
 
 /*
  * Operator actions. requeue: FAILED/CANCELLED -> QUEUED, raising max_attempts

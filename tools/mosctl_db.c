@@ -82,11 +82,6 @@ static const struct dbm_table {
 	"ALTER TABLE jobs " verb " TRIGGER USER;" \
 	"ALTER TABLE job_events " verb " TRIGGER USER"
 
-/* A job RUNNING in the source: its worker is gone (queue_release_orphans). */
-#define DBM_GONE \
-	"'worker ' || coalesce(worker, '?') || ' is gone (mosctl db migrate)'"
-#define DBM_RETRY_STATE	"CASE WHEN attempts >= max_attempts THEN 3 ELSE 0 END"
-
 /* One table's columns, as the target has them. */
 struct dbm_cols {
 	char	*name[DBM_MAX_COLS];
@@ -686,45 +681,20 @@ dbm_verify(struct dbm *m)
 /*
  * Jobs RUNNING in the source were held by a daemon that is gone: due again
  * at once, their attempt counted (FAILED when it was the last), as the
- * queue takes back a dead worker's jobs (queue_release_orphans).
+ * queue takes back a dead worker's jobs (queue_release_all).
  */
 static int
 dbm_release(struct dbm *m)
 {
-	static const char *const sql[] = {
-		"INSERT INTO job_events (job_id, t, from_state, to_state, "
-		"attempt, worker, note) SELECT id, ?1, 1, " DBM_RETRY_STATE ", "
-		"attempts, worker, " DBM_GONE " FROM jobs WHERE state = 1 "
-		"ORDER BY id",
-		"UPDATE jobs SET state = " DBM_RETRY_STATE ", lease_until = 0, "
-		"last_error = " DBM_GONE ", updated = ?1 WHERE state = 1",
-		"UPDATE queue_counters SET value = value + ?2 "
-		"WHERE name = 'rescues'",
-	};
-	struct store_stmt	*st;
-	size_t			 i;
-	int			 rc;
+	size_t	n;
 
-	if (dbm_int(m->g->db, "SELECT count(*) FROM jobs WHERE state = 1",
-	    NULL, &m->released) != STORE_OK)
-		goto fail;
-	if (m->released == 0)
-		return 0;
-	for (i = 0; i < nitems(sql); i++) {
-		if (store_prepare(m->g->db, sql[i], 0, &st) != STORE_OK)
-			goto fail;
-		store_bind_int64(st, 1, queue_now(m->g->q));
-		store_bind_int64(st, 2, m->released);
-		rc = store_step(st);
-		store_finalize(st);
-		if (rc != STORE_DONE)
-			goto fail;
+	if (queue_release_all(m->g->q, &n) != QUEUE_OK) {
+		dbm_fail(m, "%s: taking back the running jobs: %s", m->to,
+		    queue_errmsg(m->g->q));
+		return -1;
 	}
+	m->released = (int64_t)n;
 	return 0;
-fail:
-	dbm_fail(m, "%s: taking back the running jobs: %s", m->to,
-	    store_errmsg(m->g->db));
-	return -1;
 }
 
 /* Everything in one transaction on the target; 0 when committed. */

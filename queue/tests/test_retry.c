@@ -196,6 +196,7 @@ claim_as(struct qtest *t, const char *w, struct queue_job *j)
  * now, the attempt still counted, FAILED when used up); jobs of other
  * workers and its own current ones keep their lease; a late call of the
  * dead one is fenced off, before and after the job is claimed again.
+ * queue_release_all takes back every RUNNING job.
  */
 static void
 test_orphans(void **state)
@@ -261,6 +262,20 @@ test_orphans(void **state)
 	    QUEUE_OK);
 	assert_int_equal(n, 1);
 	assert_int_equal(qtest_state(t->q, mine.id), QUEUE_QUEUED);
+
+	/* every RUNNING job, whoever holds it (a database being moved) */
+	queue_job_clear(&mine);
+	queue_job_clear(&other);
+	claim_as(t, "gw:300:n1", &mine);
+	claim_as(t, "mosctl", &other);
+	assert_int_equal(queue_release_all(t->q, &n), QUEUE_OK);
+	assert_int_equal(n, 2);
+	assert_int_equal(qtest_state(t->q, mine.id), QUEUE_QUEUED);
+	assert_int_equal(qtest_state(t->q, other.id), QUEUE_QUEUED);
+	assert_int_equal(queue_stats(t->q, &st), QUEUE_OK);
+	assert_int_equal(st.rescues, 6);
+	assert_int_equal(queue_release_all(t->q, &n), QUEUE_OK);
+	assert_int_equal(n, 0);
 	queue_job_clear(&old1);
 	queue_job_clear(&old2);
 	queue_job_clear(&last);
