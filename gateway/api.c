@@ -997,6 +997,35 @@ api_query(struct api_req *r, const char *key)
 	return evhttp_find_header(r->query, key);
 }
 
+/*
+ * Every query parameter one of known (NULL-ended); else a 422 naming the
+ * first other one and listing the known ones.
+ */
+bool
+api_query_known(struct api_req *r, const char *const *known)
+{
+	struct evkeyval	*kv;
+	char		 list[256];
+	size_t		 i, len;
+
+	TAILQ_FOREACH(kv, r->query, next) {
+		for (i = 0; known[i] != NULL; i++)
+			if (strcmp(kv->key, known[i]) == 0)
+				break;
+		if (known[i] != NULL)
+			continue;
+		list[0] = '\0';
+		for (i = 0, len = 0; known[i] != NULL && len < sizeof list;
+		    i++)
+			len += (size_t)snprintf(list + len, sizeof list - len,
+			    "%s%s", i > 0 ? ", " : "", known[i]);
+		api_problem(r, 422, "invalid-parameter", "Invalid parameter",
+		    kv->key, "unknown parameter '%s' (%s)", kv->key, list);
+		return false;
+	}
+	return true;
+}
+
 struct gw *
 api_gw(struct api_req *r)
 {

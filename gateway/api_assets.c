@@ -8,7 +8,9 @@
  * publishers and builds their mosObj; the reply is sent from its done
  * callback, when the mosObj joins the publishers' windows.
  */
+#include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,9 +22,11 @@
 
 #include "gateway/gateway.h"
 #include "mosxml/mosjson.h"
+#include "mosxml/schema.h"
 
 #define ASSET_LIST_MAX		1000
 #define ASSET_LIST_DEFAULT	100
+#define ASSET_Q_MAX		1000	/* bytes of a search (q=) */
 #define IMPORT_TX_MAX		2000	/* assets per import transaction */
 #define IMPORT_TX_MIN		50
 #define IMPORT_TX_FIRST		100
@@ -44,6 +48,8 @@ struct asset_task {
 	json_t			*out;		/* the answer's body */
 	char			*after;		/* list */
 	size_t			 limit;
+	char			*q;		/* list: a search */
+	int64_t			 offset;	/* of the search's page */
 	struct pub_work_list	 claims;	/* put, delete: its mosObj */
 };
 
@@ -55,6 +61,7 @@ asset_task_free(struct asset_task *t)
 	free(t->by);
 	free(t->err);
 	free(t->after);
+	free(t->q);
 	if (t->out != NULL)
 		json_decref(t->out);
 	publisher_offer(t->gw, &t->claims, false);
@@ -578,19 +585,31 @@ asset_get_run(struct gwdb *g, void *arg)
 	return asset_delivery(g, t->obj_id, d);
 }
 
-/* GET a page on the bookkeeping thread. */
+/*
+ * GET a page on the bookkeeping thread: in objID order from after on, or
+ * with q the page of the search's ranked results from offset on, with
+ * their total; "next" names where the next page starts.
+ */
 static int
 asset_list_run(struct gwdb *g, void *arg)
 {
 	struct asset_task	*t = arg;
+	struct search_query	 sq;
 	struct catalog_asset	*v;
 	json_t			*items;
 	size_t			 n = 0, i;
+	int64_t			 total = 0;
 	int			 rc;
 
 	v = xcalloc(t->limit, sizeof *v);
-	if ((rc = catalog_list(g, t->after, false, v, t->limit, &n)) !=
-	    QUEUE_OK) {
+	if (t->q != NULL) {
+		memset(&sq, 0, sizeof sq);
+		sq.text = t->q;
+		sq.offset = t->offset;
+		rc = search_run(g, &sq, v, t->limit, &n, &total, &t->err);
+	} else
+		rc = catalog_list(g, t->after, false, v, t->limit, &n);
+	if (rc != QUEUE_OK) {
 		free(v);
 		return rc;
 	}
@@ -600,7 +619,12 @@ asset_list_run(struct gwdb *g, void *arg)
 		catalog_asset_clear(&v[i]);
 	}
 	t->out = json_pack("{s:o}", "assets", items);
-	if (n == t->limit && n > 0)
+	if (t->q != NULL) {
+		json_object_set_new(t->out, "total", json_integer(total));
+		if (t->offset + (int64_t)n < total && n > 0)
+			json_object_set_new(t->out, "next", json_sprintf(
+			    "%lld", (long long)(t->offset + (int64_t)n)));
+	} else if (n == t->limit && n > 0)
 		json_object_set_new(t->out, "next", json_copy(json_object_get(
 		    json_array_get(items, n - 1), "objID")));
 	free(v);
@@ -620,7 +644,7 @@ asset_read_done(void *arg, int rc)
 		api_problem(t->r, 404, "not-found", "No such asset", "objID",
 		    "no asset '%s'", t->obj_id);
 	else
-		api_problem_db(t->r, rc, NULL);
+		api_problem_db(t->r, rc, t->err);
 	asset_task_free(t);
 }
 
@@ -638,16 +662,67 @@ api_asset_get(struct api_req *r)
 	dbw_submit(api_gw(r)->dbw, asset_get_run, asset_read_done, t);
 }
 
-/* GET /v1/assets?after=&limit= */
+/*
+ * The search of GET /v1/assets?q=: at most ASSET_Q_MAX bytes of UTF-8
+ * with a word in it; with it, after is the next of the page before (a
+ * count of results); false once a 422 is sent.
+ */
+static bool
+asset_q_ok(struct api_req *r, const char *q, const char *after,
+    int64_t *offset)
+{
+	struct sbuf	 fts = { NULL, 0, 0 };
+	size_t		 len = strlen(q);
+	bool		 word;
+	char		*e;
+	long long	 v;
+
+	if (len > ASSET_Q_MAX || mos_utf8_check(q, len) != 0) {
+		api_problem(r, 422, "invalid-parameter", "Invalid parameter",
+		    "q", "q must be UTF-8 text of at most %d bytes",
+		    ASSET_Q_MAX);
+		return false;
+	}
+	word = search_fts_query(&fts, q);
+	sbuf_free(&fts);
+	if (!word) {
+		api_problem(r, 422, "invalid-parameter", "Invalid parameter",
+		    "q", "q has no word to search for (letters or digits)");
+		return false;
+	}
+	*offset = 0;
+	if (after == NULL)
+		return true;
+	errno = 0;
+	v = strtoll(after, &e, 10);
+	if (e == after || *e != '\0' || *after == '-' || *after == '+' ||
+	    errno != 0 || v > INT32_MAX) {
+		api_problem(r, 422, "invalid-parameter", "Invalid parameter",
+		    "after", "with q, after must be the next of the page "
+		    "before (a count of results, 0 to %d)", INT32_MAX);
+		return false;
+	}
+	*offset = v;
+	return true;
+}
+
+/* GET /v1/assets?after=&limit=&q= */
 void
 api_assets_list(struct api_req *r)
 {
+	static const char *const known[] = { "after", "limit", "q", NULL };
 	struct asset_task	*t;
 	const char		*after = api_query(r, "after");
 	const char		*lim = api_query(r, "limit");
+	const char		*q = api_query(r, "q");
 	char			*e;
 	long			 n = ASSET_LIST_DEFAULT;
+	int64_t			 offset = 0;
 
+	if (!api_query_known(r, known))
+		return;
+	if (q != NULL && !asset_q_ok(r, q, after, &offset))
+		return;
 	if (lim != NULL) {
 		n = strtol(lim, &e, 10);
 		if (e == lim || *e != '\0' || n < 1 || n > ASSET_LIST_MAX) {
@@ -659,7 +734,9 @@ api_assets_list(struct api_req *r)
 	}
 	t = xcalloc(1, sizeof *t);
 	t->r = r;
-	t->after = after != NULL ? xstrdup(after) : NULL;
+	t->after = after != NULL && q == NULL ? xstrdup(after) : NULL;
+	t->q = q != NULL ? xstrdup(q) : NULL;
+	t->offset = offset;
 	t->limit = (size_t)n;
 	dbw_submit(api_gw(r)->dbw, asset_list_run, asset_read_done, t);
 }

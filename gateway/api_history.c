@@ -12,7 +12,6 @@
 
 #include <event2/buffer.h>
 #include <event2/http.h>
-#include <event2/keyvalq_struct.h>
 #include <jansson.h>
 
 #include "gateway/gateway.h"
@@ -63,24 +62,12 @@ history_params(struct api_req *r, struct history_task *t)
 {
 	static const char *const known[] = { "ncs", "since", "until", "type",
 	    "limit", "after", "format", "order", NULL };
-	struct evkeyval	*kv;
 	const char	*v, *acc;
 	char		*e;
 	long long	 n;
-	size_t		 i;
 
-	TAILQ_FOREACH(kv, r->query, next) {
-		for (i = 0; known[i] != NULL; i++)
-			if (strcmp(kv->key, known[i]) == 0)
-				break;
-		if (known[i] == NULL) {
-			api_problem(r, 422, "invalid-parameter", "Invalid "
-			    "parameter", kv->key, "unknown parameter '%s' "
-			    "(ncs, since, until, type, limit, after, format, order)",
-			    kv->key);
-			return false;
-		}
-	}
+	if (!api_query_known(r, known))
+		return false;
 	if ((v = api_query(r, "ncs")) != NULL) {
 		if (!history_word(v, 63, HISTORY_NAME_SET)) {
 			api_problem(r, 422, "invalid-parameter", "Invalid "

@@ -1766,6 +1766,8 @@ void		 api_problem_db(struct api_req *, int rc, const char *err);
 /* The body as a JSON object; NULL once a 400 or 415 has been sent. */
 struct json_t	*api_body_json(struct api_req *);
 const char	*api_query(struct api_req *, const char *key);
+/* Only the parameters of known (NULL-ended)? false once a 422 is sent. */
+bool		 api_query_known(struct api_req *, const char *const *known);
 struct gw	*api_gw(struct api_req *);
 struct api_jobs	*api_jobs_of(struct api_req *);
 /* Has the client of a request (kept waiting) closed its connection? */

@@ -40,6 +40,7 @@ mosctl_asset_usage(FILE *f)
 	    "  asset usage OBJID   (the running orders, stories and items "
 	    "using it)\n"
 	    "  asset ls [--all] [--after OBJID] [--limit N]\n"
+	    "  asset ls --query TEXT [--limit N]   (every word, ranked)\n"
 	    "  asset show OBJID\n"
 	    "  asset import FILE|-   (with --url: NDJSON, one asset a line "
 	    "with its objID)\n");
@@ -692,9 +693,13 @@ asset_ls_page(struct mosctl *ctl, const struct catalog_asset *a, size_t n)
 	sbuf_free(&sb);
 }
 
-/* ls over the API: pages of GET /v1/assets (no tombstones there). */
+/*
+ * ls over the API: pages of GET /v1/assets (no tombstones there), or with
+ * query the pages of its search (GET /v1/assets?q=), ranked.
+ */
 static int
-asset_ls_api(struct mosctl *ctl, const char *after0, int64_t limit)
+asset_ls_api(struct mosctl *ctl, const char *after0, const char *query,
+    int64_t limit)
 {
 	struct sbuf	 q = { NULL, 0, 0 };
 	json_t		*o, *a, *v;
@@ -711,6 +716,11 @@ asset_ls_api(struct mosctl *ctl, const char *after0, int64_t limit)
 		want = limit - shown < 1000 ? limit - shown : 1000;
 		q.len = 0;
 		sbuf_printf(&q, "/v1/assets?limit=%lld", (long long)want);
+		if (query != NULL) {
+			enc = evhttp_uriencode(query, -1, 0);
+			sbuf_printf(&q, "&q=%s", enc);
+			free(enc);
+		}
 		if (after != NULL) {
 			enc = evhttp_uriencode(after, -1, 0);
 			sbuf_printf(&q, "&after=%s", enc);
@@ -737,8 +747,14 @@ asset_ls_api(struct mosctl *ctl, const char *after0, int64_t limit)
 			    "objSlug")));
 		}
 		free(after);
-		after = n > 0 ? xstrdup(json_string_value(json_object_get(
-		    json_array_get(a, n - 1), "objID"))) : NULL;
+		if (query != NULL)	/* a count of results */
+			after = json_is_string(json_object_get(o, "next")) ?
+			    xstrdup(json_string_value(json_object_get(o,
+			    "next"))) : NULL;
+		else
+			after = n > 0 ? xstrdup(json_string_value(
+			    json_object_get(json_array_get(a, n - 1),
+			    "objID"))) : NULL;
 		json_decref(o);
 		shown += (int64_t)n;
 		if ((int64_t)n < want || after == NULL)
@@ -810,7 +826,58 @@ asset_import(struct mosctl *ctl, int argc, char **argv)
 	return rc;
 }
 
-/* asset ls [--all] [--after OBJID] [--limit N] */
+/*
+ * asset ls --query TEXT on the database file: the search's ranked
+ * results, a page at a time.
+ */
+static int
+asset_ls_query(struct mosctl *ctl, struct gwdb *g, const char *text,
+    int64_t limit)
+{
+	struct catalog_asset	 page[100];
+	struct search_query	 q;
+	int64_t			 total = 0;
+	size_t			 n, i, want;
+	char			*err = NULL;
+	int			 rc = QUEUE_OK;
+
+	memset(&q, 0, sizeof q);
+	q.text = text;
+	while (q.offset < limit) {
+		want = limit - q.offset < (int64_t)nitems(page) ?
+		    (size_t)(limit - q.offset) : nitems(page);
+		if ((rc = search_run(g, &q, page, want, &n, &total, &err)) !=
+		    QUEUE_OK || n == 0)
+			break;
+		asset_ls_page(ctl, page, n);
+		for (i = 0; i < n; i++)
+			catalog_asset_clear(&page[i]);
+		q.offset += (int64_t)n;
+		if (n < want)
+			break;
+	}
+	if (rc != QUEUE_OK)
+		fprintf(ctl->err, "mosctl: asset ls: %s\n", err != NULL ? err :
+		    queue_strerror(rc));
+	free(err);
+	return rc;
+}
+
+/* The text of --query: it must have a word to search for. */
+static bool
+asset_query_ok(struct mosctl *ctl, const char *text)
+{
+	struct sbuf	fts = { NULL, 0, 0 };
+	bool		word = search_fts_query(&fts, text);
+
+	sbuf_free(&fts);
+	if (!word)
+		fprintf(ctl->err, "mosctl: asset ls: --query has no word to "
+		    "search for (letters or digits)\n");
+	return word;
+}
+
+/* asset ls [--all] [--after OBJID] [--limit N] | --query TEXT [--limit N] */
 static int
 asset_ls(struct mosctl *ctl, int argc, char **argv)
 {
@@ -818,11 +885,12 @@ asset_ls(struct mosctl *ctl, int argc, char **argv)
 		{ "all", no_argument, NULL, 'a' },
 		{ "after", required_argument, NULL, 'A' },
 		{ "limit", required_argument, NULL, 'l' },
+		{ "query", required_argument, NULL, 'q' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct catalog_asset	 page[100];
 	struct gwdb		*g;
-	char			*after = NULL;
+	char			*after = NULL, *query = NULL;
 	bool			 all = false;
 	int64_t			 limit = 1000, shown = 0;
 	size_t			 n, i, want;
@@ -834,11 +902,26 @@ asset_ls(struct mosctl *ctl, int argc, char **argv)
 			all = true;
 		else if (c == 'A')
 			asset_set(&after, xstrdup(optarg));
+		else if (c == 'q')
+			asset_set(&query, xstrdup(optarg));
 		else if (c != 'l' || asset_number(ctl, "--limit", optarg,
 		    &limit) != 0) {
 			free(after);
+			free(query);
 			return MOSCTL_EXIT_USAGE;
 		}
+	}
+	if (query != NULL && (all || after != NULL)) {
+		fprintf(ctl->err, "mosctl: asset ls --query takes --limit "
+		    "only (the results of a search are ranked, deleted "
+		    "assets are not in them)\n");
+		rc = MOSCTL_EXIT_USAGE;
+	} else if (query != NULL && !asset_query_ok(ctl, query))
+		rc = MOSCTL_EXIT_USAGE;
+	if (rc != MOSCTL_EXIT_OK) {
+		free(after);
+		free(query);
+		return rc;
 	}
 	if (ctl->url != NULL) {
 		if (all) {
@@ -847,18 +930,26 @@ asset_ls(struct mosctl *ctl, int argc, char **argv)
 			free(after);
 			return MOSCTL_EXIT_USAGE;
 		}
-		rc = asset_ls_api(ctl, after, limit);
+		rc = asset_ls_api(ctl, after, query, limit);
 		free(after);
+		free(query);
 		return rc;
 	}
 	if ((g = mosctl_gwdb_open(ctl)) == NULL) {
 		free(after);
+		free(query);
 		return MOSCTL_EXIT_DB;
 	}
 	if (!ctl->json)
 		fprintf(ctl->out, "%-24s %4s %-8s %-6s %-24s "
 		    "%s\n", "OBJID", "REV",
 		    "STATUS", "TYPE", "CHANGED", "SLUG");
+	if (query != NULL) {
+		rc = asset_ls_query(ctl, g, query, limit);
+		free(query);
+		gwdb_close(g);
+		return rc == QUEUE_OK ? MOSCTL_EXIT_OK : MOSCTL_EXIT_DB;
+	}
 	while (shown < limit) {
 		want = limit - shown < (int64_t)nitems(page) ?
 		    (size_t)(limit - shown) : nitems(page);

@@ -458,6 +458,141 @@ test_assets(void **state)
 	httpc_resp_clear(&r);
 }
 
+/* The objIDs of a page of GET /v1/assets, joined by spaces. */
+static char *
+page_ids(const json_t *o)
+{
+	json_t	*v;
+	size_t	 i, len = 0;
+	char	*out;
+
+	out = calloc(1, 4096);
+	assert_non_null(out);
+	json_array_foreach(json_object_get(o, "assets"), i, v) {
+		len += (size_t)snprintf(out + len, 4096 - len, "%s%s",
+		    i > 0 ? " " : "", json_string_value(json_object_get(v,
+		    "objID")));
+		assert_true(len < 4096);
+	}
+	return out;
+}
+
+/*
+ * GET a page of a search: 200 with the total and next wanted (NULL: no
+ * next); its objIDs joined by spaces, malloc'd.
+ */
+static char *
+search_get(void **state, const char *path, long long total,
+    const char *next)
+{
+	struct httpc_resp	 r;
+	json_t			*o;
+	char			*ids;
+
+	req(state, "GET", path, TOK_READ, NULL, NULL, &r);
+	print_message("%s -> %d %s\n", path, r.status, r.body);
+	assert_int_equal(r.status, 200);
+	o = body_json(&r);
+	ids = page_ids(o);
+	assert_int_equal(json_integer_value(json_object_get(o, "total")),
+	    total);
+	if (next == NULL)
+		assert_null(json_object_get(o, "next"));
+	else
+		assert_string_equal(json_string_value(json_object_get(o,
+		    "next")), next);
+	json_decref(o);
+	httpc_resp_clear(&r);
+	return ids;
+}
+
+/*
+ * GET /v1/assets?q=: the words searched in slug, abstract, description
+ * and metadata, ranked, with the total and next; a deleted asset is not
+ * found; bad searches and unknown parameters are a 422 naming them.
+ */
+static void
+test_assets_search(void **state)
+{
+	static const char *const puts[][2] = {
+		{ "S-1", "{\"objSlug\":\"Flood in the north\"}" },
+		{ "S-2", "{\"objSlug\":\"Election night\",\"description\":"
+		    "\"<p>after the flood</p>\"}" },
+		{ "S-3", "{\"objSlug\":\"Flood flood flood warnings\"}" },
+		{ "S-4", "{\"objSlug\":\"Weather\",\"mosAbstract\":"
+		    "\"floods expected\"}" },
+		{ "S-5", "{\"objSlug\":\"Flood, deleted\"}" },
+	};
+	static const struct {
+		const char	*path;
+		const char	*field;
+		const char	*detail;
+	} bad[] = {
+		{ "/v1/assets?q=%20%2B%2B%20", "q", "no word" },
+		{ "/v1/assets?q=", "q", "no word" },
+		{ "/v1/assets?q=%FF%FE", "q", "UTF-8" },
+		{ "/v1/assets?q=flood&after=S-1", "after", "next" },
+		{ "/v1/assets?q=flood&after=-1", "after", "next" },
+		{ "/v1/assets?q=flood&limit=0", "limit", NULL },
+		{ "/v1/assets?colour=red", "colour", "unknown parameter" },
+	};
+	struct httpc_resp	 r;
+	char			*ids, *first, path[1200];
+	size_t			 i;
+
+	for (i = 0; i < sizeof puts / sizeof puts[0]; i++) {
+		snprintf(path, sizeof path, "/v1/assets/%s", puts[i][0]);
+		req(state, "PUT", path, TOK_WRITE, NULL, puts[i][1], &r);
+		assert_int_equal(r.status, 202);
+		httpc_resp_clear(&r);
+	}
+	req(state, "DELETE", "/v1/assets/S-5", TOK_WRITE, NULL, NULL, &r);
+	assert_int_equal(r.status, 202);
+	httpc_resp_clear(&r);
+
+	/* every word must match; ranked: the slug saying it thrice first */
+	ids = search_get(state, "/v1/assets?q=flood", 3, NULL);
+	assert_true(strncmp(ids, "S-3 ", 4) == 0);
+	assert_non_null(strstr(ids, "S-1"));
+	assert_non_null(strstr(ids, "S-2"));
+	assert_null(strstr(ids, "S-5"));
+	free(ids);
+	ids = search_get(state, "/v1/assets?q=flood%20NIGHT", 1, NULL);
+	assert_string_equal(ids, "S-2");
+	free(ids);
+	free(search_get(state, "/v1/assets?q=flood*", 4, NULL));
+	ids = search_get(state, "/v1/assets?q=drought", 0, NULL);
+	assert_string_equal(ids, "");
+	free(ids);
+
+	/* paging: next is a count of results, passed back as after */
+	first = search_get(state, "/v1/assets?q=flood&limit=2", 3, "2");
+	ids = search_get(state, "/v1/assets?q=flood&limit=2&after=2", 3,
+	    NULL);
+	print_message("pages: %s | %s\n", first, ids);
+	assert_null(strchr(ids, ' '));
+	assert_null(strstr(first, ids));
+	free(ids);
+	free(first);
+	ids = search_get(state, "/v1/assets?q=flood&after=50", 3, NULL);
+	assert_string_equal(ids, "");
+	free(ids);
+
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		req(state, "GET", bad[i].path, TOK_READ, NULL, NULL, &r);
+		print_message("%s -> %d %s\n", bad[i].path, r.status, r.body);
+		check_problem(&r, 422, "invalid-parameter", bad[i].detail,
+		    bad[i].field);
+		httpc_resp_clear(&r);
+	}
+	memset(path, 0, sizeof path);
+	memcpy(path, "/v1/assets?q=", 13);
+	memset(path + 13, 'a', 1001);
+	req(state, "GET", path, TOK_READ, NULL, NULL, &r);
+	check_problem(&r, 422, "invalid-parameter", "1000 bytes", "q");
+	httpc_resp_clear(&r);
+}
+
 /* Bad PUT bodies: 400 for JSON, 415 for its type, 422 naming the field. */
 static void
 test_assets_bad(void **state)
@@ -605,6 +740,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_limits, setup,
 		    itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_assets, setup,
+		    itutil_teardown),
+		cmocka_unit_test_setup_teardown(test_assets_search, setup,
 		    itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_assets_bad, setup,
 		    itutil_teardown),

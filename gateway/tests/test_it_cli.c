@@ -339,7 +339,8 @@ test_mosctl_json(void **state)
 {
 	struct cli	*c = *state;
 	static const char *const cmds[] = {
-		"asset ls --json", "asset show CLIP-1 --json",
+		"asset ls --json", "asset ls --query one --json",
+		"asset show CLIP-1 --json",
 		"asset usage CLIP-1 --json", "history ls --json",
 		"ro ls --json", "job ls --json", "job stats --json",
 		"history prune --json",

@@ -2,7 +2,8 @@
  * Integration: mosctl job over the HTTP API of the real mosgw (submit with
  * and without an Idempotency-Key, ls following the pages, show, requeue,
  * cancel, rerun; the API's errors as "mosctl: STATUS title: detail" and
- * their exit statuses), and mosctl status listing the FAILED jobs.
+ * their exit statuses), mosctl status listing the FAILED jobs, and mosctl
+ * asset ls --query searching through GET /v1/assets?q=.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -348,6 +349,50 @@ test_status_failed(void **state)
 	free(out);
 }
 
+/* asset ls --query: the search over the API, ranked; what it refuses. */
+static void
+test_asset_query(void **state)
+{
+	static const char *const slugs[][2] = {
+		{ "Q-1", "Harbour fire" }, { "Q-2", "Fire fire harbour fire" },
+		{ "Q-3", "Weather" },
+	};
+	struct cli	 c;
+	char		*out, *second;
+	size_t		 i;
+
+	cli_init(state, &c);
+	for (i = 0; i < sizeof slugs / sizeof slugs[0]; i++)
+		free(run(&c, c.write, 0, "", "asset", "put", slugs[i][0],
+		    "--slug", slugs[i][1], (char *)NULL));
+	out = run(&c, c.read, 0, "SLUG", "asset", "ls", "--query", "FIRE",
+	    (char *)NULL);
+	print_message("%s", out);
+	/* ranked: the slug saying it twice first */
+	assert_non_null(second = strstr(out, "\nQ-1 "));
+	assert_non_null(strstr(out, "\nQ-2 "));
+	assert_true(strstr(out, "\nQ-2 ") < second);
+	assert_null(strstr(out, "Q-3"));
+	free(out);
+	out = run(&c, c.read, 0, "\"objID\":\"Q-2\"", "asset", "ls",
+	    "--query", "fire", "--limit", "1", "--json", (char *)NULL);
+	assert_null(strstr(out, "Q-1"));
+	free(out);
+	out = run(&c, c.read, 0, "\"objID\":\"Q-1\"", "asset", "ls",
+	    "--query", "harb* FIRE", "--json", (char *)NULL);
+	assert_non_null(strstr(out, "\"objID\":\"Q-2\""));
+	assert_null(strstr(out, "Q-3"));
+	free(out);
+	out = run(&c, c.read, 0, "SLUG", "asset", "ls", "--query", "drought",
+	    (char *)NULL);
+	assert_null(strstr(out, "Q-"));
+	free(out);
+	free(run(&c, c.read, 64, "no word to search for", "asset", "ls",
+	    "--query", "++ --", (char *)NULL));
+	free(run(&c, c.read, 64, "--query takes --limit only", "asset", "ls",
+	    "--query", "fire", "--after", "Q-1", (char *)NULL));
+}
+
 int
 main(void)
 {
@@ -357,6 +402,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_ls_show_admin, setup,
 		    itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_status_failed, setup,
+		    itutil_teardown),
+		cmocka_unit_test_setup_teardown(test_asset_query, setup,
 		    itutil_teardown),
 	};
 
