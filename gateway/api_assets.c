@@ -546,24 +546,40 @@ static int
 asset_delivery(struct gwdb *g, const char *obj_id, json_t *out)
 {
 	struct store_stmt	*st;
-	int		 rc;
+	json_t			*failed;
+	char			 at[40];
+	int			 rc;
 
+	/* a first NEW on its way (CATALOG_SENDING) is not acknowledged yet */
 	if ((rc = asset_stmt(g, "SELECT n.name, d.rev, d.status, "
-	    "d.t_ms, j.id FROM ncs n LEFT JOIN delivery d ON d.ncs = n.name "
-	    "AND d.obj_id = ?1 LEFT JOIN jobs j ON j.coalesce_key = 'obj:' || "
-	    "?1 || '@' || n.name AND j.state = 0 WHERE n.enabled = 1 ORDER BY "
+	    "d.t_ms, j.id, f.job_id, f.rev, f.error, f.t_ms FROM ncs n "
+	    "LEFT JOIN delivery d ON d.ncs = n.name AND d.obj_id = ?1 "
+	    "AND d.status <> '" CATALOG_SENDING "' "
+	    "LEFT JOIN jobs j ON j.coalesce_key = 'obj:' || ?1 || '@' || "
+	    "n.name AND j.state = 0 LEFT JOIN delivery_failed f ON "
+	    "f.ncs = n.name AND f.obj_id = ?1 WHERE n.enabled = 1 ORDER BY "
 	    "n.name", obj_id, &st)) != QUEUE_OK)
 		return rc;
 	while ((rc = store_step(st)) == STORE_ROW) {
-		json_array_append_new(out, json_pack("{s:s, s:o, s:o, s:o}",
-		    "ncs", store_column_text(st, 0),
+		failed = json_null();
+		if (!store_column_is_null(st, 5)) {
+			util_iso_ms(store_column_int64(st, 8), at, sizeof at);
+			failed = json_pack("{s:I, s:o, s:s?, s:s}", "jobId",
+			    (json_int_t)store_column_int64(st, 5), "objRev",
+			    store_column_is_null(st, 6) ? json_null() :
+			    json_integer(store_column_int(st, 6)), "error",
+			    store_column_text(st, 7), "at", at);
+		}
+		json_array_append_new(out, json_pack("{s:s, s:o, s:o, s:o, "
+		    "s:o}", "ncs", store_column_text(st, 0),
 		    "deliveredRev", store_column_is_null(st, 1) ?
 		    json_null() : json_integer(store_column_int(st, 1)),
 		    "deliveredStatus", store_column_is_null(st,
 		    2) ? json_null() :
 		    json_string(store_column_text(st, 2)),
 		    "pendingJobId", store_column_is_null(st, 4) ?
-		    json_null() : json_integer(store_column_int64(st, 4))));
+		    json_null() : json_integer(store_column_int64(st, 4)),
+		    "failed", failed));
 	}
 	store_finalize(st);
 	return rc == STORE_DONE ? QUEUE_OK : gwdb_rc(rc);

@@ -408,7 +408,28 @@ void	 config_print_defaults(FILE *);
 /* ------------------------------------------------------------------------ */
 /* gwdb.c: the gateway's tables beside the queue's, in the same file. */
 
-#define GWDB_SCHEMA_VERSION	7
+#define GWDB_SCHEMA_VERSION	8
+/*
+ * Schema version 8 on both databases: fill delivery_failed with the newest
+ * FAILED publish job of each NCS and object not followed by an
+ * acknowledged delivery; PAYLOAD is the dialect's text of j.payload.
+ */
+#define GWDB_FAILED_SET \
+	" ON CONFLICT(ncs, obj_id) DO UPDATE SET job_id = excluded.job_id," \
+	" rev = excluded.rev, error = excluded.error, t_ms = excluded.t_ms"
+#define GWDB_FAILED_FILL(PAYLOAD) \
+	"INSERT INTO delivery_failed(ncs, obj_id, job_id, rev, error, t_ms)" \
+	" SELECT f.ncs, f.obj_id, f.id, a.rev, e.note, e.t FROM" \
+	" (SELECT substr(j.lane, 5) AS ncs, " PAYLOAD " AS obj_id, j.id," \
+	"  row_number() OVER (PARTITION BY j.lane, j.payload" \
+	"  ORDER BY j.id DESC) AS n FROM jobs j" \
+	"  WHERE j.state = 3 AND j.kind = '" CATALOG_KIND_PUBLISH "') f" \
+	" JOIN job_events e ON e.id = (SELECT max(id) FROM job_events" \
+	"  WHERE job_id = f.id AND to_state = 3)" \
+	" LEFT JOIN assets a ON a.obj_id = f.obj_id" \
+	" LEFT JOIN delivery d ON d.ncs = f.ncs AND d.obj_id = f.obj_id" \
+	" WHERE f.n = 1 AND (d.t_ms IS NULL OR d.t_ms < e.t)" \
+	GWDB_FAILED_SET ";"
 #define GWDB_APPLICATION_ID	0x4d4f5347	/* "MOSG": PRAGMA application_id */
 
 enum gwdb_stmt {

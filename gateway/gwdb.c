@@ -191,10 +191,40 @@ static const char *const gwdb_schema_v6 =
  */
 static const char *const gwdb_schema_v7 = "SELECT 1;";
 
+/*
+ * Version 8: the last failed delivery of each asset to each NCS (its job,
+ * the revision, the NCS's NACK text or why it failed), for the asset's
+ * delivery state in GET /v1/assets/{objID}. The same trigger discipline
+ * as the events (version 5): a publish job that fails writes it, one that
+ * completes (a later revision, or the same one after a requeue) clears
+ * it. The migration takes the newest FAILED publish job of each, unless a
+ * delivery was acknowledged after it.
+ */
+static const char *const gwdb_schema_v8 =
+	"CREATE TABLE delivery_failed("
+	" ncs TEXT NOT NULL, obj_id TEXT NOT NULL, job_id INTEGER NOT NULL,"
+	" rev INTEGER, error TEXT, t_ms INTEGER NOT NULL,"
+	" PRIMARY KEY(ncs, obj_id)) WITHOUT ROWID;"
+	"CREATE TRIGGER delivery_failed_job AFTER INSERT ON job_events"
+	" WHEN NEW.to_state IN (2, 3) BEGIN"
+	" DELETE FROM delivery_failed WHERE NEW.to_state = 2 AND"
+	"  (ncs, obj_id) = (SELECT substr(j.lane, 5), CAST(j.payload AS TEXT)"
+	"  FROM jobs j WHERE j.id = NEW.job_id"
+	"  AND j.kind = '" CATALOG_KIND_PUBLISH "');"
+	" INSERT INTO delivery_failed(ncs, obj_id, job_id, rev, error, t_ms)"
+	"  SELECT substr(j.lane, 5), CAST(j.payload AS TEXT), j.id, a.rev,"
+	"  NEW.note, NEW.t"
+	"  FROM jobs j LEFT JOIN assets a ON a.obj_id = CAST(j.payload AS TEXT)"
+	"  WHERE NEW.to_state = 3 AND j.id = NEW.job_id"
+	"  AND j.kind = '" CATALOG_KIND_PUBLISH "'" GWDB_FAILED_SET ";"
+	" END;"
+	GWDB_FAILED_FILL("CAST(j.payload AS TEXT)");
+
 /* Migrations: entry i takes the schema from version i to i + 1. */
 static const char *const *const gwdb_migrations[] = { &gwdb_schema_v1,
 	&gwdb_schema_v2, &gwdb_schema_v3, &gwdb_schema_v4,
-	&gwdb_schema_v5, &gwdb_schema_v6, &gwdb_schema_v7 };
+	&gwdb_schema_v5, &gwdb_schema_v6, &gwdb_schema_v7,
+	&gwdb_schema_v8 };
 _Static_assert(nitems(gwdb_migrations) == GWDB_SCHEMA_VERSION,
     "one migration per schema version");
 

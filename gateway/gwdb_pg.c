@@ -333,9 +333,37 @@ static const char gwdb_pg_v7[] =
 	" epoch BIGINT NOT NULL, since BIGINT NOT NULL,"
 	" renewed BIGINT NOT NULL, pid INTEGER NOT NULL);";
 
+/* Version 8: the last failed delivery of each asset to each NCS. */
+static const char gwdb_pg_v8[] =
+	"CREATE TABLE delivery_failed("
+	" ncs TEXT NOT NULL, obj_id TEXT NOT NULL, job_id BIGINT NOT NULL,"
+	" rev BIGINT, error TEXT, t_ms BIGINT NOT NULL,"
+	" PRIMARY KEY(ncs, obj_id));"
+	"CREATE OR REPLACE FUNCTION delivery_failed_job() RETURNS trigger"
+	" LANGUAGE plpgsql AS $f$"
+	" BEGIN"
+	" IF NEW.to_state = 2 THEN"
+	"  DELETE FROM delivery_failed f USING jobs j WHERE j.id = NEW.job_id"
+	"  AND j.kind = '" CATALOG_KIND_PUBLISH "'"
+	"  AND f.ncs = substr(j.lane, 5)"
+	"  AND f.obj_id = mosgw_payload_text(j.payload);"
+	" ELSIF NEW.to_state = 3 THEN"
+	"  INSERT INTO delivery_failed(ncs, obj_id, job_id, rev, error, t_ms)"
+	"  SELECT substr(j.lane, 5), mosgw_payload_text(j.payload), j.id,"
+	"  a.rev, NEW.note, NEW.t FROM jobs j"
+	"  LEFT JOIN assets a ON a.obj_id = mosgw_payload_text(j.payload)"
+	"  WHERE j.id = NEW.job_id AND j.kind = '" CATALOG_KIND_PUBLISH "'"
+	GWDB_FAILED_SET ";"
+	" END IF;"
+	" RETURN NULL;"
+	" END $f$;"
+	"CREATE TRIGGER delivery_failed_job AFTER INSERT ON job_events"
+	" FOR EACH ROW EXECUTE FUNCTION delivery_failed_job();"
+	GWDB_FAILED_FILL("mosgw_payload_text(j.payload)");
+
 const char *const gwdb_pg_migrations[GWDB_SCHEMA_VERSION] = { gwdb_pg_v1,
 	gwdb_pg_v2, gwdb_pg_v3, gwdb_pg_v4, gwdb_pg_v5, gwdb_pg_v6,
-	gwdb_pg_v7 };
+	gwdb_pg_v7, gwdb_pg_v8 };
 
 /* The statements whose SQLite text does not run on PostgreSQL. */
 const char *const gwdb_pg_sql[ST__COUNT] = {

@@ -65,6 +65,7 @@ static const struct dbm_table {
 	{ "asset_meta", NULL, NULL, false },
 	{ "asset_key", NULL, NULL, false },
 	{ "delivery", NULL, NULL, false },
+	{ "delivery_failed", NULL, NULL, false },
 	{ "history", NULL, NULL, false },
 	{ "ro", NULL, NULL, false },
 	{ "ro_story", NULL, NULL, false },

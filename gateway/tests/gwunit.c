@@ -166,6 +166,45 @@ gwunit_exec(struct gwunit *u, const char *sql)
 	return rc;
 }
 
+/* Take back schema version 8 (see gwunit.h). */
+int
+gwunit_rewind_v8(struct gwunit *u)
+{
+	int	rc;
+
+	rc = gwunit_exec(u, gwunit_pg(u) ?
+	    "DROP TRIGGER delivery_failed_job ON job_events" :
+	    "DROP TRIGGER delivery_failed_job");
+	return rc != STORE_OK ? rc : gwunit_exec(u, "DROP TABLE "
+	    "delivery_failed");
+}
+
+/* Take the schema back to a version and open again (see gwunit.h). */
+int
+gwunit_reopen_at(struct gwunit *u, int version, int64_t *after)
+{
+	struct gwdb_opts	 o;
+	char			 sql[128], *err = NULL;
+	int			 rc;
+
+	snprintf(sql, sizeof sql, "UPDATE gw_meta SET value = %d WHERE "
+	    "key = 'schema_version'", version);
+	if ((rc = gwunit_exec(u, sql)) != STORE_OK)
+		return QUEUE_EIO;
+	gwdb_close(u->db);
+	gwunit_opts(u, &o);
+	o.busy_ms = 1000;
+	if ((rc = gwdb_open(&u->db, &o, &err)) != QUEUE_OK) {
+		fprintf(stderr, "gwunit: open at version %d: %s\n", version,
+		    err != NULL ? err : "?");
+		free(err);
+		return rc;
+	}
+	*after = gwunit_int(u, "SELECT value FROM gw_meta WHERE key = "
+	    "'schema_version'");
+	return QUEUE_OK;
+}
+
 /* An integer from a query. */
 int64_t
 gwunit_int(struct gwunit *u, const char *sql)

@@ -48,5 +48,16 @@ int		 gwunit_sync_ncs(struct gwunit *, const char *config_text);
 int		 gwunit_exec(struct gwunit *, const char *sql);
 /* The first column of the first row of a query as an integer (-1 if none). */
 int64_t		 gwunit_int(struct gwunit *, const char *sql);
+/*
+ * Drop what schema version 8 made (delivery_failed and its trigger), for
+ * the tests that take the schema back to an older version and open again.
+ */
+int		 gwunit_rewind_v8(struct gwunit *);	/* STORE_* */
+/*
+ * Set the schema version to version, close the unit's database and open
+ * it again (the migrations after version run): QUEUE_OK, or the failure
+ * with its text printed. The schema version after it in *after.
+ */
+int		 gwunit_reopen_at(struct gwunit *, int version, int64_t *after);
 
 #endif /* GWUNIT_H */

@@ -134,6 +134,101 @@ test_trigger(void **state)
 	assert_int_equal(pruned, 0);
 }
 
+/* The delivery_failed row of CLIP-1 to n1: its job id, 0 when none. */
+static int64_t
+failed_job(struct gwunit *u, char *error, size_t len)
+{
+	struct store_stmt	*st;
+	int64_t			 id = 0;
+
+	assert_int_equal(store_prepare(u->db->db, "SELECT job_id, error FROM "
+	    "delivery_failed WHERE ncs = 'n1' AND obj_id = 'CLIP-1'", 0, &st),
+	    STORE_OK);
+	if (store_step(st) == STORE_ROW) {
+		id = store_column_int64(st, 0);
+		snprintf(error, len, "%s", store_column_text(st, 1) != NULL ?
+		    store_column_text(st, 1) : "(null)");
+	}
+	store_finalize(st);
+	return id;
+}
+
+/* Claim the one due job of ncs:n1 and fail it (error) or complete it. */
+static void
+settle(struct gwunit *u, int64_t id, const char *error)
+{
+	struct queue_job	j;
+	size_t			got;
+
+	assert_int_equal(queue_claim(u->db->q, "ncs:n1", "w", 0, &j, 1, &got),
+	    QUEUE_OK);
+	assert_int_equal(got, 1);
+	assert_true(j.id == id);
+	if (error != NULL)
+		assert_int_equal(queue_fail(u->db->q, id, j.lease_gen, error,
+		    false), QUEUE_OK);
+	else
+		assert_int_equal(queue_complete(u->db->q, id, j.lease_gen),
+		    QUEUE_OK);
+	queue_job_clear(&j);
+}
+
+/*
+ * delivery_failed: a failed publish job records its error, a newer
+ * failure replaces it, a completed delivery clears it; other kinds and
+ * lanes leave it alone; the migration to version 8 takes the newest
+ * failure not followed by an acknowledged delivery.
+ */
+static void
+test_delivery_failed(void **state)
+{
+	struct gwunit		*u = *state;
+	char			 e[64];
+	int64_t			 id, id2, v;
+
+	id = enqueue(u, "ncs:n1", CATALOG_KIND_PUBLISH, "CLIP-1");
+	settle(u, id, "NACK: no room");
+	assert_true(failed_job(u, e, sizeof e) == id);
+	assert_string_equal(e, "NACK: no room");
+	id2 = enqueue(u, "ncs:n1", CATALOG_KIND_PUBLISH, "CLIP-1");
+	settle(u, id2, "NACK: still no room");
+	assert_true(failed_job(u, e, sizeof e) == id2);
+	assert_string_equal(e, "NACK: still no room");
+	/* another kind, another NCS: not a delivery of CLIP-1 to n1 */
+	id = enqueue(u, "ncs:n1", "obj-create", "CLIP-1");
+	settle(u, id, "refused");
+	enqueue(u, "ncs:n2", CATALOG_KIND_PUBLISH, "CLIP-1");
+	assert_true(failed_job(u, e, sizeof e) == id2);
+	id = enqueue(u, "ncs:n1", CATALOG_KIND_PUBLISH, "CLIP-1");
+	assert_int_equal(catalog_delivery_put(u->db, "n1", "CLIP-1", 2,
+	    "UPDATED"), QUEUE_OK);
+	settle(u, id, NULL);
+	assert_true(failed_job(u, e, sizeof e) == 0);
+
+	/* from version 7: the newest failure, unless delivered after it */
+	id = enqueue(u, "ncs:n1", CATALOG_KIND_PUBLISH, "CLIP-1");
+	settle(u, id, "NACK: one");
+	id2 = enqueue(u, "ncs:n1", CATALOG_KIND_PUBLISH, "CLIP-1");
+	settle(u, id2, "NACK: two");
+	assert_int_equal(gwunit_exec(u, "UPDATE delivery SET t_ms = 0"),
+	    STORE_OK);
+	assert_int_equal(gwunit_rewind_v8(u), STORE_OK);
+	assert_int_equal(gwunit_reopen_at(u, 7, &v), QUEUE_OK);
+	assert_int_equal(v, GWDB_SCHEMA_VERSION);
+	assert_true(failed_job(u, e, sizeof e) == id2);
+	assert_string_equal(e, "NACK: two");
+	/* a delivery acknowledged after the failure: nothing failed */
+	assert_int_equal(gwunit_exec(u, "UPDATE delivery SET t_ms = "
+	    "9000000000000"), STORE_OK);
+	assert_int_equal(gwunit_rewind_v8(u), STORE_OK);
+	assert_int_equal(gwunit_reopen_at(u, 7, &v), QUEUE_OK);
+	assert_true(failed_job(u, e, sizeof e) == 0);
+	/* the trigger is back: failures are recorded again */
+	id = enqueue(u, "ncs:n1", CATALOG_KIND_PUBLISH, "CLIP-1");
+	settle(u, id, "NACK: three");
+	assert_true(failed_job(u, e, sizeof e) == id);
+}
+
 /* Count and age pruning; ids are never given again. */
 static void
 test_prune(void **state)
@@ -225,10 +320,9 @@ static void
 test_migration(void **state)
 {
 	struct gwunit		*u = *state;
-	struct gwdb_opts	 o;
 	struct event_row	*r;
 	size_t			 n;
-	char			*err = NULL;
+	int64_t			 v;
 
 	enqueue(u, "ncs:n1", CATALOG_KIND_PUBLISH, "OLD-1");
 	assert_int_equal(gwunit_exec(u, gwunit_pg(u) ?
@@ -236,14 +330,9 @@ test_migration(void **state)
 	    "DROP TRIGGER events_job"), STORE_OK);
 	assert_int_equal(gwunit_exec(u, "DROP TABLE events"), STORE_OK);
 	assert_int_equal(gwunit_exec(u, "DROP TABLE ro_answer"), STORE_OK);
-	assert_int_equal(gwunit_exec(u, "UPDATE gw_meta SET value = 4 WHERE"
-	    " key = 'schema_version'"), STORE_OK);
-	gwdb_close(u->db);
-	gwunit_opts(u, &o);
-	o.busy_ms = 1000;
-	assert_int_equal(gwdb_open(&u->db, &o, &err), QUEUE_OK);
-	assert_int_equal(gwunit_int(u, "SELECT value FROM gw_meta WHERE key ="
-	    " 'schema_version'"), GWDB_SCHEMA_VERSION);
+	assert_int_equal(gwunit_rewind_v8(u), STORE_OK);
+	assert_int_equal(gwunit_reopen_at(u, 4, &v), QUEUE_OK);
+	assert_int_equal(v, GWDB_SCHEMA_VERSION);
 	enqueue(u, "ncs:n1", CATALOG_KIND_PUBLISH, "NEW-1");
 	assert_int_equal(events_read(u->db, 0, 10, &r, &n), QUEUE_OK);
 	assert_int_equal(n, 1);
@@ -359,6 +448,8 @@ main(void)
 		    gwunit_teardown),
 		cmocka_unit_test_setup_teardown(test_fan, gwunit_setup,
 		    gwunit_teardown),
+		cmocka_unit_test_setup_teardown(test_delivery_failed,
+		    gwunit_setup, gwunit_teardown),
 		cmocka_unit_test_setup_teardown(test_migration, gwunit_setup,
 		    gwunit_teardown),
 		cmocka_unit_test(test_types),

@@ -374,6 +374,35 @@ put_asset(void **state, const char *obj_id, const char *slug)
 	httpc_resp_clear(&r);
 }
 
+/*
+ * The delivery to n1 of GET /v1/assets/{objID}: its "failed" member (a
+ * new reference; JSON null when nothing failed) and its deliveredRev.
+ */
+static json_t *
+delivery_failed(void **state, const char *obj_id, json_int_t *rev)
+{
+	struct httpc_resp	 r;
+	json_t			*o, *d, *f;
+	char			 path[128];
+
+	snprintf(path, sizeof path, "/v1/assets/%s", obj_id);
+	if (httpc_once(api_port(state), "GET", path, TOK_READ, NULL, NULL,
+	    &r) != 0 || r.status != 200)
+		fail_msg("GET %s: %d %s", path, r.status, r.body != NULL ?
+		    r.body : "");
+	o = json_loads(r.body, 0, NULL);
+	assert_non_null(o);
+	d = json_array_get(json_object_get(o, "delivery"), 0);
+	assert_string_equal(json_string_value(json_object_get(d, "ncs")),
+	    "n1");
+	*rev = json_integer_value(json_object_get(d, "deliveredRev"));
+	f = json_incref(json_object_get(d, "failed"));
+	assert_non_null(f);
+	json_decref(o);
+	httpc_resp_clear(&r);
+	return f;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Tests */
 
@@ -412,6 +441,7 @@ test_sse_assets(void **state)
 	struct sse		 s;
 	struct sse_ev		 ev;
 	json_t			*o;
+	json_int_t		 rev;
 	int64_t			 t0;
 
 	sse_open(&s, api_port(state), "/v1/events", NULL);
@@ -441,6 +471,17 @@ test_sse_assets(void **state)
 		fail_msg("asset.failed without the NACK text: %s",
 		    ev_str(o, "error"));
 	json_decref(o);
+	/* and the asset's delivery state says so, with the NACK text */
+	o = delivery_failed(state, "EV-2", &rev);
+	assert_true(rev == 0);	/* null: its NEW was never acknowledged */
+	if (!json_is_object(o) || strstr(ev_str(o, "error"),
+	    "no room for EV-2") == NULL || json_integer_value(
+	    json_object_get(o, "objRev")) != 1 || json_integer_value(
+	    json_object_get(o, "jobId")) <= 0 || json_string_value(
+	    json_object_get(o, "at")) == NULL)
+		fail_msg("GET /v1/assets/EV-2: failed is %s",
+		    json_dumps(o, JSON_COMPACT));
+	json_decref(o);
 	/*
 	 * An idle stream lives on its keepalives (every 500 ms here) well
 	 * past every timeout the API has for a connection that sends
@@ -457,6 +498,13 @@ test_sse_assets(void **state)
 	put_asset(state, "EV-3", "later");
 	json_decref(sse_wait(r, &s, "job.state", "objID", "EV-3", NULL, NULL,
 	    NULL));
+	/* a later delivery of EV-2 clears its failure */
+	put_asset(state, "EV-2", "second, again");
+	json_decref(sse_wait(r, &s, "asset.delivered", "objID", "EV-2", NULL,
+	    NULL, NULL));
+	o = delivery_failed(state, "EV-2", &rev);
+	assert_true(json_is_null(o) && rev == 2);
+	json_decref(o);
 	sse_close(&s);
 }
 

@@ -215,8 +215,9 @@ static void
 test_migrate_site(void **state)
 {
 	static const char *const tables[] = { "jobs", "job_events",
-	    "assets", "asset_paths", "delivery", "history", "ro", "ro_story",
-	    "ro_item", "events", "msgid", "ncs", "asset_key" };
+	    "assets", "asset_paths", "delivery", "delivery_failed", "history",
+	    "ro", "ro_story", "ro_item", "events", "msgid", "ncs",
+	    "asset_key" };
 	struct gwproc_opts		 o, o2;
 	struct ncspeer_policy		 pol;
 	struct gwrig			*r;

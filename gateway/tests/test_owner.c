@@ -52,21 +52,14 @@ pg_unit(void **state)
 static void
 reopen_from_v6(struct gwunit *u, bool drop)
 {
-	struct gwdb_opts	 o;
-	char			*err = NULL;
+	int64_t	v;
 
 	if (drop)
 		assert_int_equal(gwunit_exec(u, "DROP TABLE mosgw_owner"),
 		    STORE_OK);
-	assert_int_equal(gwunit_exec(u, "UPDATE gw_meta SET value = 6 WHERE"
-	    " key = 'schema_version'"), STORE_OK);
-	gwdb_close(u->db);
-	gwunit_opts(u, &o);
-	o.busy_ms = 1000;
-	if (gwdb_open(&u->db, &o, &err) != QUEUE_OK)
-		fail_msg("gwdb_open: %s", err != NULL ? err : "?");
-	assert_int_equal(gwunit_int(u, "SELECT value FROM gw_meta WHERE key ="
-	    " 'schema_version'"), 7);
+	assert_int_equal(gwunit_rewind_v8(u), STORE_OK);
+	assert_int_equal(gwunit_reopen_at(u, 6, &v), QUEUE_OK);
+	assert_int_equal(v, GWDB_SCHEMA_VERSION);
 }
 
 static void
@@ -75,7 +68,7 @@ test_migration(void **state)
 	struct gwunit	*u = *state;
 	int64_t		 e;
 
-	assert_int_equal(GWDB_SCHEMA_VERSION, 7);
+	assert_int_equal(GWDB_SCHEMA_VERSION, 8);
 	if (!gwunit_pg(u)) {
 		reopen_from_v6(u, false);
 		return;

@@ -276,6 +276,7 @@ test_migration(void **state)
 	    "DROP TRIGGER events_job"), STORE_OK);
 	assert_int_equal(gwunit_exec(u, "DROP TABLE events"), STORE_OK);
 	assert_int_equal(gwunit_exec(u, "DROP TABLE ro_answer"), STORE_OK);
+	assert_int_equal(gwunit_rewind_v8(u), STORE_OK);
 	snprintf(sql, sizeof sql, "UPDATE gw_meta SET value = %d WHERE "
 	    "key = 'schema_version'", 2);
 	assert_int_equal(gwunit_exec(u, sql), STORE_OK);
