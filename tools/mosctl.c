@@ -125,7 +125,7 @@ api_main(struct mosctl *ctl, int argc, char **argv)
 		{ "queue", mosctl_queue },
 		{ "history", mosctl_history },	/* ls, export */
 		{ "asset", mosctl_asset },	/* put, delete, ls, show, import */
-		{ "job", mosctl_job_api },	/* ls show requeue cancel rerun submit */
+		{ "job", mosctl_job_api },	/* ls show ... submit claim ... */
 		{ NULL, NULL },
 	};
 	const struct mosctl_verb	*v;
@@ -140,7 +140,8 @@ api_main(struct mosctl *ctl, int argc, char **argv)
 		    "(--db FILE); over the API (--url) mosctl has: status, "
 		    "links, queue stats, history ls|export, asset "
 		    "put|delete|ls|show|import, job "
-		    "ls|show|requeue|cancel|rerun|submit\n", argv[0]);
+		    "ls|show|requeue|cancel|rerun|submit|claim|heartbeat|"
+		    "complete|fail\n", argv[0]);
 		return MOSCTL_EXIT_USAGE;
 	}
 	rc = v->run(ctl, argc - 1, argv + 1);

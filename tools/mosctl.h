@@ -60,6 +60,10 @@ struct option;
 #define JOB_GETOPT_ERR	(-2)
 int	job_getopt(struct mosctl *, int argc, char **argv,
 	    const struct option *);	/* the next option of a verb */
+/* job_getopt taking only allowed (option letters) and --json */
+int	job_getopt_only(struct mosctl *, int argc, char **argv,
+	    const struct option *, const char *allowed);
+bool	mosctl_token_ok(const char *, size_t max);	/* printable ASCII */
 int64_t	mosctl_job_id(const char *);	/* "12" or "#12"; -1 if not */
 int	mosctl_job_number(const char *, int *);	/* 0..1000000; -1 if not */
 /* The printers shared by --db and --url: the ls table, show, an action. */
@@ -74,6 +78,8 @@ void	mosctl_job_counted(FILE *, const char *action, size_t);
 const char *mosctl_job_err(const char *, char[MOSCTL_JOB_ERR_LEN]);
 /* tools/mosctl_jobapi.c: job ls|show|requeue|cancel|rerun|submit (--url) */
 int	mosctl_job_api(struct mosctl *, int argc, char **argv);
+/* tools/mosctl_worker.c: job claim|heartbeat|complete|fail (--url) */
+int	mosctl_job_worker(struct mosctl *, int argc, char **argv);
 /* tools/mosctl_asset.c */
 struct gwdb;
 struct gwdb *mosctl_gwdb_open(struct mosctl *);	/* asset and history nouns */

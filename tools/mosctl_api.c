@@ -501,3 +501,14 @@ mosctl_api_get_json(struct mosctl *ctl, const char *path, json_t **out)
 {
 	return mosctl_api_call(ctl, "GET", path, NULL, NULL, NULL, 0, out);
 }
+
+/* One JSON value, compact, on a line of its own. */
+void
+mosctl_json_line(struct mosctl *ctl, json_t *o)
+{
+	char	*s = json_dumps(o, JSON_COMPACT | JSON_ENCODE_ANY);
+
+	if (s != NULL)
+		fprintf(ctl->out, "%s\n", s);
+	free(s);
+}

@@ -47,6 +47,8 @@ int	 mosctl_api_call(struct mosctl *, const char *method,
 	    const char *path, const char *hdrs, const char *ctype,
 	    const char *body, size_t len, struct json_t **out);
 void	 mosctl_resp_clear(struct mosctl_resp *);
+/* Print a JSON value compact on one line of ctl->out (--json). */
+void	 mosctl_json_line(struct mosctl *, struct json_t *);
 /* Free what the client keeps (TLS context, token). */
 void	 mosctl_api_close(struct mosctl *);
 

@@ -86,7 +86,13 @@ mosctl_job_usage(FILE *f)
 	    "  job show|requeue|cancel|rerun ID, and\n"
 	    "  job submit OBJID KIND [--payload JSON] [--priority N] "
 	    "[--after ID]\n"
-	    "         [--key IDEMPOTENCY-KEY]   a job for the MAM's workers\n");
+	    "         [--key IDEMPOTENCY-KEY]   a job for the MAM's workers\n"
+	    "  job claim --kind K [--kind K]... --worker NAME [--max N]\n"
+	    "         [--lease DUR] [--wait DUR]   take due jobs of lane mam "
+	    "(exit 1: none)\n"
+	    "  job heartbeat ID --lease-token T [--lease DUR]\n"
+	    "  job complete ID --lease-token T [--result JSON] [--asset JSON]\n"
+	    "  job fail ID --lease-token T --error TEXT [--no-retry]\n");
 }
 
 /* Print a usage error; MOSCTL_EXIT_USAGE. */
@@ -122,6 +128,39 @@ job_getopt(struct mosctl *ctl, int argc, char **argv,
 		return JOB_GETOPT_ERR;
 	}
 	return c;
+}
+
+/*
+ * job_getopt for the verbs over the API: --json sets ctl->json and is not
+ * returned; an option whose letter is not in allowed is refused ("--X
+ * does not go with job VERB").
+ */
+int
+job_getopt_only(struct mosctl *ctl, int argc, char **argv,
+    const struct option *longopts, const char *allowed)
+{
+	int	c, k;
+
+	while ((c = job_getopt(ctl, argc, argv, longopts)) == 'j')
+		ctl->json = true;
+	if (c == -1 || c == JOB_GETOPT_ERR || strchr(allowed, c) != NULL)
+		return c;
+	for (k = 0; longopts[k].val != c; k++)
+		;
+	job_usage_error(ctl, "--%s does not go with job %s", longopts[k].name,
+	    argv[0]);
+	return JOB_GETOPT_ERR;
+}
+
+/* A value that goes into a request as it is: 1 to max printable ASCII. */
+bool
+mosctl_token_ok(const char *s, size_t max)
+{
+	const char	*p;
+
+	for (p = s; *p > 0x20 && *p < 0x7f; p++)
+		;
+	return *p == '\0' && p != s && (size_t)(p - s) <= max;
 }
 
 /* Parse a job id ("12" or "#12"); -1 if it is not one. */
@@ -307,6 +346,12 @@ job_parse(struct mosctl *ctl, int argc, char **argv, struct job_cmd *cmd)
 		if (strcmp(argv[0], job_verbs[v].name) == 0)
 			break;
 	}
+	if (v == sizeof job_verbs / sizeof *job_verbs &&
+	    (strcmp(argv[0], "submit") == 0 || strcmp(argv[0], "claim") == 0 ||
+	    strcmp(argv[0], "heartbeat") == 0 || strcmp(argv[0], "complete") ==
+	    0 || strcmp(argv[0], "fail") == 0))
+		return job_usage_error(ctl, "job %s works over the API only "
+		    "(--url URL --token-file FILE)", argv[0]);
 	if (v == sizeof job_verbs / sizeof *job_verbs)
 		return job_usage_error(ctl, "unknown verb '%s'", argv[0]);
 	cmd->verb = job_verbs[v].verb;

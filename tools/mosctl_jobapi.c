@@ -57,25 +57,15 @@ jobapi_parse(struct mosctl *ctl, int argc, char **argv, const char *allowed,
 		{ NULL, 0, NULL, 0 },
 	};
 	enum queue_state	 st;
-	const char		*p;
-	int			 c, k;
+	int			 c;
 
 	memset(o, 0, sizeof *o);
 	o->priority = -1;
 	optind = 0;	/* glibc: start over, argv[0] is the verb */
-	while ((c = job_getopt(ctl, argc, argv, longopts)) != -1) {
+	while ((c = job_getopt_only(ctl, argc, argv, longopts, allowed)) !=
+	    -1) {
 		if (c == JOB_GETOPT_ERR)
 			return MOSCTL_EXIT_USAGE;
-		if (c == 'j') {
-			ctl->json = true;
-			continue;
-		}
-		if (strchr(allowed, c) == NULL) {
-			for (k = 0; longopts[k].val != c; k++)
-				;
-			return job_usage_error(ctl, "--%s does not go with "
-			    "job %s", longopts[k].name, argv[0]);
-		}
 		switch (c) {
 		case 's':
 			if (queue_state_parse(optarg, &st) != 0)
@@ -108,10 +98,7 @@ jobapi_parse(struct mosctl *ctl, int argc, char **argv, const char *allowed,
 			break;
 		case 'K':
 			/* printable ASCII only: it goes into a header line */
-			for (p = optarg; *p > 0x20 && *p < 0x7f; p++)
-				;
-			if (*p != '\0' || p == optarg || p - optarg >
-			    JOBAPI_KEY_MAX)
+			if (!mosctl_token_ok(optarg, JOBAPI_KEY_MAX))
 				return job_usage_error(ctl, "bad --key: 1 to "
 				    "%d printable ASCII characters, no "
 				    "spaces", JOBAPI_KEY_MAX);
@@ -126,16 +113,6 @@ jobapi_parse(struct mosctl *ctl, int argc, char **argv, const char *allowed,
 		    nargs == 0 ? "no operand" : nargs == 1 ? "one job id" :
 		    "OBJID and KIND");
 	return MOSCTL_EXIT_OK;
-}
-
-static void
-jobapi_print(struct mosctl *ctl, json_t *o)
-{
-	char	*s = json_dumps(o, JSON_COMPACT);
-
-	if (s != NULL)
-		fprintf(ctl->out, "%s\n", s);
-	free(s);
 }
 
 /* A string member (NULL if absent), an integer member, an ISO time in ms. */
@@ -253,7 +230,7 @@ jobapi_ls(struct mosctl *ctl, int argc, char **argv)
 		n = json_array_size(a);
 		json_array_foreach(a, i, v) {
 			if (ctl->json) {
-				jobapi_print(ctl, v);
+				mosctl_json_line(ctl, v);
 				continue;
 			}
 			jobapi_job(v, &j);
@@ -289,7 +266,7 @@ jobapi_show(struct mosctl *ctl, int argc, char **argv)
 	if ((rc = mosctl_api_get_json(ctl, path, &job)) != 0)
 		return rc;
 	if (ctl->json) {
-		jobapi_print(ctl, job);
+		mosctl_json_line(ctl, job);
 		json_decref(job);
 		return MOSCTL_EXIT_OK;
 	}
@@ -333,7 +310,7 @@ jobapi_admin(struct mosctl *ctl, int argc, char **argv)
 	    &job)) != 0)
 		return rc;
 	if (ctl->json)
-		jobapi_print(ctl, job);
+		mosctl_json_line(ctl, job);
 	else if (strcmp(argv[0], "rerun") == 0)
 		mosctl_job_counted(ctl->out, "re-run", (size_t)jint(job,
 		    "rerun"));
@@ -392,7 +369,7 @@ jobapi_submit(struct mosctl *ctl, int argc, char **argv)
 	if (rc != 0)
 		return rc;
 	if (ctl->json)
-		jobapi_print(ctl, ans);
+		mosctl_json_line(ctl, ans);
 	else
 		fprintf(ctl->out, "job #%lld: %s (asset %s, kind %s)\n",
 		    (long long)jint(ans, "jobId"), jstr(ans, "status") != NULL ?
@@ -421,6 +398,10 @@ mosctl_job_api(struct mosctl *ctl, int argc, char **argv)
 		{ "cancel", jobapi_admin },
 		{ "rerun", jobapi_admin },
 		{ "submit", jobapi_submit },
+		{ "claim", mosctl_job_worker },
+		{ "heartbeat", mosctl_job_worker },
+		{ "complete", mosctl_job_worker },
+		{ "fail", mosctl_job_worker },
 		{ "stats", jobapi_db_only },
 		{ "prune", jobapi_db_only },
 		{ NULL, NULL },

@@ -2,8 +2,9 @@
  * Integration: mosctl job over the HTTP API of the real mosgw (submit with
  * and without an Idempotency-Key, ls following the pages, show, requeue,
  * cancel, rerun; the API's errors as "mosctl: STATUS title: detail" and
- * their exit statuses), mosctl status listing the FAILED jobs, and mosctl
- * asset ls --query searching through GET /v1/assets?q=.
+ * their exit statuses), mosctl status listing the FAILED jobs, mosctl
+ * asset ls --query searching through GET /v1/assets?q=, and a worker on the
+ * command line (job claim, heartbeat, complete, fail).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -35,7 +36,7 @@ static const char tokens[] =
 struct cli {
 	struct gwrig	*r;
 	char		 url[64];
-	char		 read[320], write[320], admin[320];
+	char		 read[320], write[320], admin[320], worker[320];
 };
 
 static int
@@ -60,6 +61,8 @@ cli_init(void **state, struct cli *c)
 	    c->write, sizeof c->write), 0);
 	assert_int_equal(itutil_write_file(c->r, "atok", "ops admin "
 	    TOK_ADMIN "\n", c->admin, sizeof c->admin), 0);
+	assert_int_equal(itutil_write_file(c->r, "ktok", TOK_WORKER "\n",
+	    c->worker, sizeof c->worker), 0);
 }
 
 /*
@@ -393,6 +396,123 @@ test_asset_query(void **state)
 	    "--query", "fire", "--after", "Q-1", (char *)NULL));
 }
 
+/* The jobId and leaseToken of the one job a claim --json printed. */
+static long long
+claimed(char *out, char *tok, size_t len)
+{
+	json_t		*o = json_loads(out, 0, NULL);
+	long long	 id;
+
+	if (o == NULL)
+		fail_msg("claim --json: not one JSON object: %s", out);
+	id = (long long)json_integer_value(json_object_get(o, "jobId"));
+	snprintf(tok, len, "%s", json_string_value(json_object_get(o,
+	    "leaseToken")));
+	json_decref(o);
+	free(out);
+	assert_true(id > 0 && strlen(tok) > 0);
+	return id;
+}
+
+/*
+ * A worker on the command line: claim, heartbeat, complete with a result
+ * and an asset change, fail with and without a retry; a stale lease token,
+ * nothing due, the wrong role, bad options, and --db refusing them.
+ */
+static void
+test_worker(void **state)
+{
+	struct cli	 c;
+	char		*out, *err, tok[300], ids[32];
+	long long	 id, id2;
+
+	cli_init(state, &c);
+	free(run(&c, c.write, 0, "", "asset", "put", "W-1", "--slug",
+	    "Raw clip", (char *)NULL));
+	free(run(&c, c.write, 0, "QUEUED", "job", "submit", "W-1",
+	    "transcode", "--payload", "{\"profile\":\"h264\"}", (char *)NULL));
+	/* the wrong role, then nothing of that kind */
+	free(run(&c, c.write, 69, "mosctl: 403 ", "job", "claim", "--kind",
+	    "transcode", "--worker", "w1", (char *)NULL));
+	free(run(&c, c.worker, 1, "no job due", "job", "claim", "--kind",
+	    "qc", "--worker", "w1", "--wait", "1s", (char *)NULL));
+
+	out = run(&c, c.worker, 0, "\"leaseToken\"", "job", "claim", "--kind",
+	    "qc", "--kind", "transcode", "--worker", "w1", "--lease", "2m",
+	    "--json", (char *)NULL);
+	assert_non_null(strstr(out, "\"payload\":{\"profile\":\"h264\"}"));
+	id = claimed(out, tok, sizeof tok);
+	snprintf(ids, sizeof ids, "%lld", id);
+	free(run(&c, c.worker, 0, "lease until 20", "job", "heartbeat", ids,
+	    "--lease-token", tok, "--lease", "5m", (char *)NULL));
+	out = run(&c, c.worker, 0, "DONE (asset W-1 now objRev 2)", "job",
+	    "complete", ids, "--lease-token", tok, "--result",
+	    "{\"proxy\":\"http://media.local/w-1.mp4\"}", "--asset",
+	    "{\"objSlug\":\"Transcoded clip\"}", (char *)NULL);
+	free(out);
+	/* the lease is spent: 409, exit 1 */
+	free(run(&c, c.worker, 1, "mosctl: 409 ", "job", "complete", ids,
+	    "--lease-token", tok, (char *)NULL));
+	out = run(&c, c.read, 0, "Transcoded clip", "asset", "show", "W-1",
+	    (char *)NULL);
+	free(out);
+	out = run(&c, c.read, 0, "w-1.mp4", "job", "show", ids, "--json",
+	    (char *)NULL);
+	free(out);
+
+	/* fail: due again while attempts remain, then FAILED at once */
+	id2 = job_id_of(run(&c, c.write, 0, "\"jobId\"", "job", "submit",
+	    "W-1", "qc", "--json", (char *)NULL));
+	id = claimed(run(&c, c.worker, 0, "\"leaseToken\"", "job", "claim",
+	    "--kind", "qc", "--worker", "w2", "--json", (char *)NULL), tok,
+	    sizeof tok);
+	assert_true(id == id2);
+	snprintf(ids, sizeof ids, "%lld", id);
+	free(run(&c, c.worker, 0, "QUEUED (attempt 1, due again", "job",
+	    "fail", ids, "--lease-token", tok, "--error", "disk full",
+	    (char *)NULL));
+	free(run(&c, c.worker, 1, "mosctl: 409 ", "job", "fail", ids,
+	    "--lease-token", tok, "--error", "again", (char *)NULL));
+	id2 = job_id_of(run(&c, c.write, 0, "\"jobId\"", "job", "submit",
+	    "W-1", "probe", "--json", (char *)NULL));
+	id = claimed(run(&c, c.worker, 0, "\"leaseToken\"", "job", "claim",
+	    "--kind", "probe", "--worker", "w2", "--json", (char *)NULL), tok,
+	    sizeof tok);
+	assert_true(id == id2);
+	snprintf(ids, sizeof ids, "%lld", id);
+	free(run(&c, c.worker, 0, "FAILED", "job", "fail", ids,
+	    "--lease-token", tok, "--error", "corrupt source", "--no-retry",
+	    (char *)NULL));
+	free(run(&c, c.read, 0, "corrupt source", "job", "show", ids,
+	    (char *)NULL));
+
+	/* what mosctl refuses before asking */
+	free(run(&c, c.worker, 64, "needs --kind", "job", "claim", "--worker",
+	    "w1", (char *)NULL));
+	free(run(&c, c.worker, 64, "bad --lease '0s'", "job", "claim",
+	    "--kind", "qc", "--worker", "w1", "--lease", "0s", (char *)NULL));
+	free(run(&c, c.worker, 64, "bad --wait '2m'", "job", "claim",
+	    "--kind", "qc", "--worker", "w1", "--wait", "2m", (char *)NULL));
+	free(run(&c, c.worker, 64, "needs --lease-token", "job", "heartbeat",
+	    ids, (char *)NULL));
+	free(run(&c, c.worker, 64, "not a JSON object", "job", "complete",
+	    ids, "--lease-token", tok, "--result", "[1]", (char *)NULL));
+	free(run(&c, c.worker, 64, "needs --error", "job", "fail", ids,
+	    "--lease-token", tok, (char *)NULL));
+	free(run(&c, c.worker, 64, "--error does not go with job complete",
+	    "job", "complete", ids, "--lease-token", tok, "--error", "x",
+	    (char *)NULL));
+	/* the API's own refusal of a bad worker name */
+	free(run(&c, c.worker, 64, "mosctl: 422 ", "job", "claim", "--kind",
+	    "qc", "--worker", "w 1", (char *)NULL));
+	assert_int_equal(gwproc_mosctl_cmd(c.r->gw, &out, &err, "--db",
+	    "nowhere.db", "job", "claim", "--kind", "qc", "--worker", "w1",
+	    (char *)NULL), 64);
+	assert_non_null(strstr(err, "works over the API only"));
+	free(out);
+	free(err);
+}
+
 int
 main(void)
 {
@@ -404,6 +524,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_status_failed, setup,
 		    itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_asset_query, setup,
+		    itutil_teardown),
+		cmocka_unit_test_setup_teardown(test_worker, setup,
 		    itutil_teardown),
 	};
 
