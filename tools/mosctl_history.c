@@ -24,8 +24,11 @@ void
 mosctl_history_usage(FILE *f)
 {
 	fprintf(f,
-	    "  history ls [--ncs NAME] [--since T] [--until T] [--limit N]\n"
-	    "  history export [--ncs NAME] [--since T] [--until T] [-o FILE]\n"
+	    "  history ls [--ncs NAME] [--type TYPE] [--since T] [--until T] "
+	    "[--limit N]\n"
+	    "  history export [--ncs NAME] [--type TYPE] [--since T] "
+	    "[--until T] [-o FILE]\n"
+	    "  (TYPE: a MOS message, e.g. mosObj, roCreate, heartbeat)\n"
 	    "  history prune [--older-than DUR]   (default 7d; DUR: 500ms, 10s, 5m, "
 	    "24h, 7d or seconds)\n"
 	    "  (T: ISO 8601 UTC like 2026-11-29T10:00:00Z, or ms since "
@@ -39,6 +42,7 @@ history_options(struct mosctl *ctl, int argc, char **argv,
 {
 	static const struct option longopts[] = {
 		{ "ncs", required_argument, NULL, 'n' },
+		{ "type", required_argument, NULL, 't' },
 		{ "since", required_argument, NULL, 's' },
 		{ "until", required_argument, NULL, 'u' },
 		{ "limit", required_argument, NULL, 'l' },
@@ -55,6 +59,9 @@ history_options(struct mosctl *ctl, int argc, char **argv,
 		switch (c) {
 		case 'n':
 			f->ncs = optarg;
+			break;
+		case 't':
+			f->type = optarg;
 			break;
 		case 's':
 		case 'u':
@@ -133,6 +140,11 @@ history_query(struct sbuf *q, const struct history_filter *f,
 	if (f->ncs != NULL) {
 		enc = evhttp_uriencode(f->ncs, -1, 0);
 		sbuf_printf(q, "&ncs=%s", enc);
+		free(enc);
+	}
+	if (f->type != NULL) {
+		enc = evhttp_uriencode(f->type, -1, 0);
+		sbuf_printf(q, "&type=%s", enc);
 		free(enc);
 	}
 	if (f->since_ms != 0)

@@ -305,6 +305,20 @@ test_capture(void **state)
 	free(a);
 	free(b);
 	free(err);
+	/* --type: only that message, the same both ways */
+	assert_int_equal(gwproc_mosctl_cmd(r->gw, &a, &err, "--url", url,
+	    "--token-file", r->gw->tokens, "history", "ls", "--type",
+	    "mosAck", "--until", until, "--limit", "5", "--json",
+	    (char *)NULL), 0);
+	assert_int_equal(gwproc_mosctl(r->gw, &b, "history", "ls", "--type",
+	    "mosAck", "--until", until, "--limit", "5", "--json",
+	    (char *)NULL), 0);
+	assert_int_equal(itutil_count(a, "\n"), 5);
+	assert_int_equal(itutil_count(a, "\"type\":\"mosAck\""), 5);
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+	free(err);
 
 	/* Accept picks the capture too; limit caps it */
 	assert_int_equal(httpc_once(r->gw->api_port, "GET",
