@@ -1,8 +1,10 @@
 /*
  * Integration: the HTTP API of the real mosgw on loopback, with a scripted
  * NCS on its links: tokens and roles, routing, problem+json errors, the
- * limits (431, 413, 411, 408, 503), assets (PUT, GET, DELETE, list) and the
- * queue statistics, with good and bad input.
+ * limits (431, 413, 411, 408, 503), assets (PUT, GET, DELETE, list,
+ * search) and the queue statistics, with good and bad input; and the MOS
+ * links answering heartbeats at once while the API imports, lists and
+ * searches as fast as it can.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +13,7 @@
 #include <cmocka.h>
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +44,17 @@ setup(void **state)
 	o.api_tokens = tokens;
 	o.api_extra = "max_header_size = 2048\nmax_body_size = 4096\n"
 	    "request_deadline = 1\nmax_connections = 4\n";
+	return itutil_setup_opts(state, MOS_ENC_UTF16BE, &o);
+}
+
+/* As setup, with the default body limit (16 MiB): large imports. */
+static int
+setup_load(void **state)
+{
+	struct gwproc_opts	o;
+
+	memset(&o, 0, sizeof o);
+	o.api_tokens = tokens;
 	return itutil_setup_opts(state, MOS_ENC_UTF16BE, &o);
 }
 
@@ -727,6 +741,154 @@ test_import(void **state)
 	httpc_resp_clear(&r);
 }
 
+#define LOAD_IMPORTS	3	/* imports, one after the other */
+#define LOAD_ASSETS	10000	/* assets in each (SQLite) */
+#define LOAD_ASSETS_PG	2000	/* PostgreSQL: a commit is a round trip */
+#define LOAD_READS	50	/* lists and searches beside them */
+#define LOAD_BEAT_MS	20	/* between a heartbeat's answer and the next */
+
+struct load {
+	uint16_t	 port;
+	int		 assets;	/* in each import */
+	char		*body;		/* the import, made per round */
+	int		 imported;	/* accepted, all rounds */
+	int		 failed;	/* answers that were not 200 */
+	int		 reads;
+	volatile int	 running;	/* threads still at work */
+	pthread_mutex_t	 mu;
+};
+
+/* The importer: LOAD_IMPORTS NDJSON bodies of LOAD_ASSETS new assets. */
+static void *
+load_import(void *arg)
+{
+	struct load		*l = arg;
+	struct httpc_resp	 r;
+	json_t			*o;
+	size_t			 len, off;
+	int			 k, i;
+
+	len = (size_t)l->assets * 128;
+	l->body = malloc(len);
+	for (k = 0; l->body != NULL && k < LOAD_IMPORTS; k++) {
+		for (i = 0, off = 0; i < l->assets; i++)
+			off += (size_t)snprintf(l->body + off, len - off,
+			    "{\"objID\":\"L%d-%05d\",\"objSlug\":\"load %d "
+			    "harbour\",\"objDur\":%d}\n", k, i, i, i);
+		if (httpc_import(l->port, TOK_WRITE, l->body,
+		    HTTPC_TIMEOUT_MS * 12, &r) != 0 || r.status != 200 ||
+		    (o = json_loads(r.body, 0, NULL)) == NULL) {
+			fprintf(stderr, "import %d: %d %s\n", k, r.status,
+			    r.body != NULL ? r.body : "(no answer)");
+			pthread_mutex_lock(&l->mu);
+			l->failed++;
+			pthread_mutex_unlock(&l->mu);
+			httpc_resp_clear(&r);
+			continue;
+		}
+		pthread_mutex_lock(&l->mu);
+		l->imported += (int)json_integer_value(json_object_get(o,
+		    "accepted"));
+		pthread_mutex_unlock(&l->mu);
+		json_decref(o);
+		httpc_resp_clear(&r);
+	}
+	free(l->body);
+	pthread_mutex_lock(&l->mu);
+	l->running--;
+	pthread_mutex_unlock(&l->mu);
+	return NULL;
+}
+
+/* A reader: pages of 1,000 and searches, as fast as they are answered. */
+static void *
+load_read(void *arg)
+{
+	struct load		*l = arg;
+	struct httpc_resp	 r;
+	int			 i;
+
+	for (i = 0; i < LOAD_READS; i++) {
+		if (httpc_once(l->port, "GET", i % 2 == 0 ?
+		    "/v1/assets?limit=1000" :
+		    "/v1/assets?q=harbour&limit=1000", TOK_READ, NULL, NULL,
+		    &r) != 0 || r.status != 200) {
+			pthread_mutex_lock(&l->mu);
+			l->failed++;
+			pthread_mutex_unlock(&l->mu);
+		}
+		httpc_resp_clear(&r);
+		pthread_mutex_lock(&l->mu);
+		l->reads++;
+		pthread_mutex_unlock(&l->mu);
+	}
+	pthread_mutex_lock(&l->mu);
+	l->running--;
+	pthread_mutex_unlock(&l->mu);
+	return NULL;
+}
+
+/* Done? If not, the next heartbeat goes LOAD_BEAT_MS later (an NCS paces). */
+static bool
+load_done(void *arg)
+{
+	struct load	*l = arg;
+	bool		 done;
+
+	pthread_mutex_lock(&l->mu);
+	done = l->running == 0;
+	pthread_mutex_unlock(&l->mu);
+	if (!done)
+		usleep(LOAD_BEAT_MS * 1000);
+	return done;
+}
+
+/*
+ * The MOS links are not held up by the API: while 30,000 assets (6,000
+ * on PostgreSQL) are imported and published to the NCS, and two readers
+ * list and search beside them, the NCS's heartbeats on a connection of
+ * their own (one every LOAD_BEAT_MS after the answer to the last) are
+ * answered, none waiting a quarter of the whole or more.
+ */
+static void
+test_links_under_load(void **state)
+{
+	struct gwrig	*r = *state;
+	struct load	 l;
+	pthread_t	 th[3];
+	int64_t		 t0, took, slowest;
+	int		 hb, n, i;
+
+	memset(&l, 0, sizeof l);
+	l.port = api_port(state);
+	l.assets = r->gw->driver == STORE_POSTGRESQL ? LOAD_ASSETS_PG :
+	    LOAD_ASSETS;
+	l.running = 3;
+	pthread_mutex_init(&l.mu, NULL);
+	hb = gwrig_dial(r, NCSPEER_LOWER);
+	GWRIG_CHECK(r, hb > 0);
+	t0 = ncspeer_now_ms();
+	assert_int_equal(pthread_create(&th[0], NULL, load_import, &l), 0);
+	assert_int_equal(pthread_create(&th[1], NULL, load_read, &l), 0);
+	assert_int_equal(pthread_create(&th[2], NULL, load_read, &l), 0);
+	n = itutil_heartbeats_until(r, hb, load_done, &l, 300000, &slowest);
+	for (i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	took = ncspeer_now_ms() - t0;
+	pthread_mutex_destroy(&l.mu);
+	print_message("%d assets imported and %d reads in %lld ms; %d "
+	    "heartbeats answered meanwhile, the slowest in %lld ms\n",
+	    l.imported, l.reads, (long long)took, n, (long long)slowest);
+	assert_int_equal(l.failed, 0);
+	assert_int_equal(l.imported, LOAD_IMPORTS * l.assets);
+	if (n < 2 || itutil_loop_stalled(slowest, took)) {
+		gwrig_dump(r, "heartbeats under API load", __FILE__,
+		    __LINE__);
+		fail_msg("%d heartbeats in %lld ms, slowest %lld ms", n,
+		    (long long)took, (long long)slowest);
+	}
+}
+
 int
 main(void)
 {
@@ -745,6 +907,8 @@ main(void)
 		    itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_assets_bad, setup,
 		    itutil_teardown),
+		cmocka_unit_test_setup_teardown(test_links_under_load,
+		    setup_load, itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_import, setup_import,
 		    itutil_teardown),
 	};
