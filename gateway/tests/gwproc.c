@@ -910,6 +910,7 @@ gwproc_store(struct gwproc *gp, int flags)
 	struct store		*db;
 	char			*err = NULL;
 
+	memset(&c, 0, sizeof c);
 	c.driver = gp->driver;
 	c.path = gp->db;
 	c.dsn = gp->driver == STORE_POSTGRESQL ? gp->pg.dsn : NULL;

@@ -679,10 +679,10 @@ test_sse_slow(void **state)
 	    "Host: 127.0.0.1\r\nAuthorization: Bearer " TOK_READ "\r\n\r\n");
 	assert_int_equal(httpc_write(fd, req, strlen(req)), 0);
 	GWRIG_CHECK(r, gwproc_log_wait(r->gw, at, WAIT_MS, "event=api.sse",
-	    "action=open", NULL) > 0);
+	    "action=open", (char *)NULL) > 0);
 	import(state, n);
 	GWRIG_CHECK(r, gwproc_log_wait(r->gw, at, WAIT_MS * 2,
-	    "event=api.sse", "action=dropped", NULL) > 0);
+	    "event=api.sse", "action=dropped", (char *)NULL) > 0);
 	close(fd);
 	GWRIG_CHECK(r, gwproc_wait_idle(r->gw, r->lane, WAIT_MS * 4) == 0);
 
@@ -870,7 +870,7 @@ test_webhook(void **state)
 	hookrx_expect(SECRET, hook.req[2].ts, "{\"id\":0}", want, sizeof want);
 	assert_string_not_equal(hook.req[2].sig, want);
 	GWRIG_CHECK(r, gwproc_log_count(r->gw, 0, "event=webhook.retry",
-	    "status=500", NULL) == 2);
+	    "status=500", (char *)NULL) == 2);
 }
 
 static int
@@ -907,7 +907,7 @@ test_webhook_reload(void **state)
 	mark = (long)gwproc_log_size(r->gw);
 	GWRIG_CHECK(r, gwproc_signal(r->gw, SIGHUP) == 0);
 	GWRIG_CHECK(r, gwproc_log_wait(r->gw, mark, WAIT_MS,
-	    "event=config.reload", "result=applied", NULL) != -1);
+	    "event=config.reload", "result=applied", (char *)NULL) != -1);
 	put_asset(state, "HUP-1", "after");
 	GWRIG_CHECK(r, gwproc_wait_jobs(r->gw, "webhook:rx", QUEUE_DONE, 1,
 	    WAIT_MS) == 1);
@@ -925,7 +925,7 @@ test_webhook_reload(void **state)
 	mark = (long)gwproc_log_size(r->gw);
 	GWRIG_CHECK(r, gwproc_signal(r->gw, SIGHUP) == 0);
 	GWRIG_CHECK(r, gwproc_log_wait(r->gw, mark, WAIT_MS,
-	    "event=config.reload", "result=rejected", NULL) != -1);
+	    "event=config.reload", "result=rejected", (char *)NULL) != -1);
 	put_asset(state, "HUP-2", "still");
 	GWRIG_CHECK(r, gwproc_wait_jobs(r->gw, "webhook:rx", QUEUE_DONE, 2,
 	    WAIT_MS) == 2);
@@ -936,7 +936,7 @@ test_webhook_reload(void **state)
 	mark = (long)gwproc_log_size(r->gw);
 	GWRIG_CHECK(r, gwproc_signal(r->gw, SIGHUP) == 0);
 	GWRIG_CHECK(r, gwproc_log_wait(r->gw, mark, WAIT_MS,
-	    "event=webhook.config", "action=retired", NULL) != -1);
+	    "event=webhook.config", "action=retired", (char *)NULL) != -1);
 	put_asset(state, "HUP-3", "gone");
 	GWRIG_CHECK(r, gwproc_wait_idle(r->gw, r->lane, WAIT_MS) == 0);
 	t0 = ncspeer_now_ms();

@@ -1061,7 +1061,7 @@ ha_stop_all(struct ha *h, struct ha_starters *a, int *waited)
 
 	for (i = 0; i < h->ngw; i++)
 		*waited += gwproc_log_count(h->gw[i], 0, "event=db.wait",
-		    NULL) > 0;
+		    (char *)NULL) > 0;
 	pthread_mutex_lock(&a->mu);
 	a->stop = true;
 	pthread_cond_broadcast(&a->cv);
@@ -1216,7 +1216,7 @@ test_restart_releases(void **state)
 	took = now_ms() - t0;
 	CHECK(h, st == QUEUE_DONE);
 	CHECK(h, gwproc_log_count(h->gw[0], 0, "event=job.orphans",
-	    "instance=ha-a", NULL) == 1);
+	    "instance=ha-a", (char *)NULL) == 1);
 	/* the live instance's job is still its own, at the same claim */
 	CHECK(h, ha_job(h, jb, w, sizeof w, &g) == QUEUE_RUNNING);
 	CHECK(h, strcmp(w, wb) == 0 && g == gb);
@@ -1313,7 +1313,7 @@ test_cut_off(void **state)
 	    0);
 	/* both say ha-a owns n1 */
 	CHECK(h, gwproc_log_wait(h->gw[1], 0, WAIT_MS, "event=listen",
-	    NULL) >= 0);
+	    (char *)NULL) >= 0);
 	memset(&resp, 0, sizeof resp);
 	CHECK(h, httpc_once(h->gw[0]->api_port, "GET", "/v1/links", HA_TOKEN,
 	    NULL, NULL, &resp) == 0 && resp.status == 200);
@@ -1335,7 +1335,8 @@ test_cut_off(void **state)
 	CHECK(h, (next = ha_wait_owner(h, epoch, &ep, WAIT_MS)) == 1);
 	CHECK(h, (conn2 = ha_wait_lower(h, conn, WAIT_MS)) > conn);
 	t_take = now_ms();
-	CHECK(h, gwproc_log_count(h->gw[0], 0, "event=owner.drop", NULL) >= 1);
+	CHECK(h, gwproc_log_count(h->gw[0], 0, "event=owner.drop",
+	    (char *)NULL) >= 1);
 	ncspeer_stats(h->ncs, &st);
 	CHECK(h, st.overlaps == 0);
 
@@ -1477,8 +1478,8 @@ test_notify(void **state)
 	/* one owner all along, on one connection */
 	CHECK(h, ha_owner(h, &epoch) == owner);
 	CHECK(h, ha_lower(h) == conn);
-	CHECK(h, gwproc_log_count(h->gw[owner], 0, "event=owner.drop", NULL) ==
-	    0);
+	CHECK(h, gwproc_log_count(h->gw[owner], 0, "event=owner.drop",
+	    (char *)NULL) == 0);
 	ncspeer_stats(h->ncs, &st);
 	CHECK(h, st.overlaps == 0);
 	printf("ha: changes PUT through the instance that does not own the "
@@ -1820,18 +1821,19 @@ test_renew_many(void **state)
 	CHECK(h, store_exec(h->s, "UPDATE mosgw_owner SET epoch = 2 WHERE "
 	    "ncs = 'n2'") == STORE_OK);
 	CHECK(h, gwproc_log_wait(h->gw[0], 0, WAIT_MS, "event=owner.drop",
-	    "ncs=n2", NULL) >= 0);
+	    "ncs=n2", (char *)NULL) >= 0);
 	epoch[1] = 3;
 	since[1] = 0;
 	for (round = 0; round < 3; round++)
 		CHECK(h, ha_wait_renewed(h, epoch, since));
-	CHECK(h, gwproc_log_count(h->gw[0], 0, "event=owner.drop", NULL) == 1);
+	CHECK(h, gwproc_log_count(h->gw[0], 0, "event=owner.drop",
+	    (char *)NULL) == 1);
 	CHECK(h, gwproc_log_count(h->gw[0], 0, "event=owner.take", "ncs=n2",
-	    NULL) == 2);
+	    (char *)NULL) == 2);
 	CHECK(h, gwproc_log_count(h->gw[0], 0, "event=owner.take", "ncs=n1",
-	    NULL) == 1);
+	    (char *)NULL) == 1);
 	CHECK(h, gwproc_log_count(h->gw[0], 0, "event=owner.take", "ncs=n3",
-	    NULL) == 1);
+	    (char *)NULL) == 1);
 }
 
 /* The highest id of the job events so far; -1 if unreadable. */
@@ -1996,7 +1998,7 @@ test_freeze_owner(void **state)
 		on_old = ha_frames_on(h, old, nold, -1);
 		CHECK(h, gwproc_signal(h->gw[owner], SIGCONT) == 0);
 		CHECK(h, gwproc_log_wait(h->gw[owner], logpos, WAIT_MS,
-		    "event=owner.drop", "ncs=n1", "lapsed", NULL) >= 0);
+		    "event=owner.drop", "ncs=n1", "lapsed", (char *)NULL) >= 0);
 		for (c = 0; c < nold; c++)
 			CHECK(h, ncspeer_wait_closed(h->ncs, old[c], WAIT_MS) ==
 			    0);
@@ -2014,7 +2016,7 @@ test_freeze_owner(void **state)
 		CHECK(h, strstr(resp.body, metric) != NULL);
 		httpc_resp_clear(&resp);
 		CHECK(h, gwproc_log_count(h->gw[owner], logpos,
-		    "event=owner.take", NULL) == 0);
+		    "event=owner.take", (char *)NULL) == 0);
 		/* fencing: nothing settled by it after the takeover */
 		CHECK(h, ha_settled_by(h, (size_t)owner, ev_take) == 0);
 		epoch = ep;

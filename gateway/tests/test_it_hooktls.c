@@ -392,7 +392,7 @@ test_https(void **state)
 
 	GWRIG_CHECK(r, gwproc_log_count(r->gw, 0, "level=warn",
 	    "event=webhook.config", "webhook=insecure", "tls_verify=false",
-	    NULL) == 1);
+	    (char *)NULL) == 1);
 	GWRIG_CHECK(r, gwproc_asset_put(r->gw, "TLS-1", "secure") == 0);
 	GWRIG_CHECK(r, gwproc_wait_jobs(r->gw, "webhook:tls", QUEUE_DONE, 1,
 	    WAIT_MS) == 1);
@@ -452,7 +452,7 @@ test_other_ca(void **state)
 	GWRIG_CHECK(r, gwproc_asset_put(r->gw, "TLS-2", "refused") == 0);
 	GWRIG_CHECK(r, gwproc_log_wait(r->gw, 0, WAIT_MS,
 	    "event=webhook.retry", "webhook=tls", "attempt=2",
-	    "unable to get local issuer certificate", NULL) != -1);
+	    "unable to get local issuer certificate", (char *)NULL) != -1);
 	GWRIG_CHECK(r, history_has(r, "webhook:tls",
 	    "unable to get local issuer certificate"));
 	GWRIG_CHECK(r, gwproc_job_count(r->gw, "webhook:tls", QUEUE_DONE) ==
@@ -486,7 +486,7 @@ test_wrong_host(void **state)
 	    1, WAIT_MS) == 1);
 	GWRIG_CHECK(r, history_has(r, "webhook:tls", "IP address mismatch"));
 	GWRIG_CHECK(r, gwproc_log_count(r->gw, 0, "event=webhook.retry",
-	    "webhook=tls", "IP address mismatch", NULL) == 2);
+	    "webhook=tls", "IP address mismatch", (char *)NULL) == 2);
 	assert_int_equal(hookrx_count(&rx[0]), 0);
 }
 

@@ -632,7 +632,7 @@ test_long_poll_bound(void **state)
 		    &p[i]), 0);
 	}
 	if (gwproc_log_wait(rig->gw, 0, WAIT_MS, "job.claim.wait",
-	    "waiting=64", NULL) < 0) {
+	    "waiting=64", (char *)NULL) < 0) {
 		gwrig_dump(rig, "64 claims do not wait", __FILE__, __LINE__);
 		fail_msg("64 claims do not wait");
 	}

@@ -147,8 +147,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	enc = (data[0] & 4) != 0 ? MOS_ENC_UTF16BE : MOS_ENC_UTF8;
 	n = size - 1;
 	canon.len = again.len = loose.len = 0;
-	if (n + 1 > fcap && (frag = realloc(frag, fcap = n + 1)) == NULL)
-		abort();
+	if (n + 1 > fcap) {
+		free(frag);
+		if ((frag = malloc(fcap = n + 1)) == NULL)
+			abort();
+	}
 	memcpy(frag, data + 1, n);
 	frag[n] = '\0';
 	msg[0] = '\0';
