@@ -9,9 +9,13 @@
  *	event: asset.delivered
  *	data: {"objID":"CLIP-1","objRev":2,"ncs":"ENPS1","status":"UPDATED"}
  *
- * and a comment line ": keepalive" goes out every [events] keepalive. If
- * the events after the asked id have been pruned, an "event: gap" (no id)
- * says from where the stream goes on. Rows come from the events pump,
+ * and a comment line ": keepalive" goes out every [events] keepalive. The
+ * first time a client's cursor reaches the head of the log (the backlog
+ * it asked for is sent, or it started at the newest event or past it), it
+ * gets the comment ": caught-up ID" once (ID = that head), so that a
+ * client reading a snapshot knows where to stop. If the events after the
+ * asked id have been pruned, an "event: gap" (no id) says from where the
+ * stream goes on. Rows come from the events pump,
  * woken by the end of each bookkeeping task, never from a polling timer.
  *
  * Limits: [events] sse_max_clients streams (503 beyond). A client is
@@ -43,6 +47,7 @@ struct sse_client {
 	struct evbuffer		*out;		/* the socket's output */
 	struct evbuffer_cb_entry *drain;	/* on out */
 	bool			 waiting;	/* rows left for lack of room */
+	bool			 caught_up;	/* ": caught-up" sent */
 	int64_t			 progress_ms;	/* last write of rows */
 	TAILQ_ENTRY(sse_client)	 entry;
 };
@@ -307,12 +312,12 @@ api_events_listening(struct gw *gw)
  * next one).
  */
 bool
-api_events_deliver(struct gw *gw, const struct event_row *rows, size_t n,
-    int64_t head, int64_t pruned)
+api_events_deliver(struct gw *gw, const struct event_rows *er)
 {
 	struct sse_client	*c;
 	struct evbuffer		*b;
-	size_t			 i, room;
+	const struct event_row	*rows = er->rows;
+	size_t			 i, n = er->n, room;
 	bool			 all = false, wrote;
 
 	if (gw->sse == NULL)
@@ -320,16 +325,18 @@ api_events_deliver(struct gw *gw, const struct event_row *rows, size_t n,
 	if ((b = evbuffer_new()) == NULL)
 		fatalx("evbuffer_new failed");
 	TAILQ_FOREACH(c, &gw->sse->clients, entry) {
-		if (c->cursor < 0 || c->cursor > head) {
+		if (c->cursor < 0 || c->cursor > er->head) {
 			/* from the newest (or past it: the log was reset) */
-			c->cursor = head;
+			c->cursor = er->head;
+		} else if (er->after < 0 || c->cursor < er->after) {
+			/* came while the rows were read: the next read */
 			continue;
 		}
-		if (c->cursor < pruned) {
+		if (c->cursor < er->pruned) {
 			evbuffer_add_printf(b, "event: gap\ndata: "
 			    "{\"after\":%lld,\"next\":%lld}\n\n",
-			    (long long)c->cursor, (long long)pruned + 1);
-			c->cursor = pruned;
+			    (long long)c->cursor, (long long)er->pruned + 1);
+			c->cursor = er->pruned;
 		}
 		room = sse_room(c);
 		wrote = false;
@@ -350,6 +357,17 @@ api_events_deliver(struct gw *gw, const struct event_row *rows, size_t n,
 			c->progress_ms = util_mono_ms();
 		if (n > 0 && c->cursor == rows[n - 1].id)
 			all = true;
+		/*
+		 * At the head: its cursor is there, or it took every row up
+		 * to it (ids a rolled back transaction took are never rows).
+		 */
+		if (!c->caught_up && !c->waiting && (c->cursor >= er->head ||
+		    !er->full)) {
+			evbuffer_add_printf(b, ": caught-up %lld\n\n",
+			    (long long)(c->cursor > er->head ? c->cursor :
+			    er->head));
+			c->caught_up = true;
+		}
 		sse_send(c, b);
 		evbuffer_drain(b, evbuffer_get_length(b));
 	}

@@ -45,13 +45,9 @@ struct events {
 /* One pump: its inputs, then what it found. */
 struct ev_pump {
 	struct events		*ev;
-	int64_t			 after;		/* -1: no rows wanted */
 	struct webhook_fan	*fan;		/* NULL: no webhooks */
-	struct event_row	*rows;
-	size_t			 n;
+	struct event_rows	 got;		/* after: -1 no rows wanted */
 	size_t			 jobs;		/* webhook jobs made */
-	int64_t			 head;
-	int64_t			 pruned;
 };
 
 unsigned
@@ -260,10 +256,13 @@ events_pump_run(struct gwdb *g, void *arg)
 
 	if (p->fan != NULL)
 		rc = webhooks_fan_run(g, p->fan, &p->jobs);
-	if (rc == QUEUE_OK && p->after >= 0)
-		rc = events_read(g, p->after, EVENTS_PAGE, &p->rows, &p->n);
+	/* the head first: every row up to it is among those read then */
 	if (rc == QUEUE_OK)
-		rc = events_head(g, &p->head, &p->pruned);
+		rc = events_head(g, &p->got.head, &p->got.pruned);
+	if (rc == QUEUE_OK && p->got.after >= 0)
+		rc = events_read(g, p->got.after, EVENTS_PAGE, &p->got.rows,
+		    &p->got.n);
+	p->got.full = p->got.n == EVENTS_PAGE;
 	return rc;
 }
 
@@ -280,8 +279,7 @@ events_pump_done(void *arg, int rc)
 	more = false;
 	if (rc == QUEUE_OK) {
 		/* a full page that a client took whole: read the next */
-		more = api_events_deliver(gw, p->rows, p->n, p->head,
-		    p->pruned) && p->n == EVENTS_PAGE;
+		more = api_events_deliver(gw, &p->got) && p->got.full;
 		if (p->jobs > 0)
 			webhooks_kick(gw);
 	} else
@@ -289,7 +287,7 @@ events_pump_done(void *arg, int rc)
 		    log_q(queue_strerror(rc)));
 	more = more || (rc == QUEUE_OK && (ev->again ||
 	    webhooks_fan_more(p->fan)));
-	events_rows_free(p->rows, p->n);
+	events_rows_free(p->got.rows, p->got.n);
 	webhooks_fan_free(p->fan);
 	free(p);
 	ev->again = false;
@@ -315,7 +313,7 @@ events_wake(struct events *ev)
 	ev->busy = true;
 	p = xcalloc(1, sizeof *p);
 	p->ev = ev;
-	p->after = api_events_after(gw);
+	p->got.after = api_events_after(gw);
 	p->fan = webhooks_fan(gw);
 	dbw_submit(gw->dbw, events_pump_run, events_pump_done, p);
 }

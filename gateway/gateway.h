@@ -1848,12 +1848,12 @@ void	 api_events_get(struct api_req *);
 int64_t	 api_events_after(struct gw *);
 bool	 api_events_listening(struct gw *);	/* any client connected */
 /*
- * New rows (ids > after, in order; head = the largest id, pruned = the
- * largest pruned). True if a client took them all (the next page, if any,
- * is wanted); a client without room gets the rest when it drains.
+ * New rows (see struct event_rows). True if a client took them all (the
+ * next page, if any, is wanted); a client without room gets the rest when
+ * it drains. A client reaching the head gets ": caught-up ID" once.
  */
-bool	 api_events_deliver(struct gw *, const struct event_row *, size_t n,
-	    int64_t head, int64_t pruned);
+struct event_rows;
+bool	 api_events_deliver(struct gw *, const struct event_rows *);
 /* Close every stream (shutdown). */
 void	 api_events_close_all(struct gw *);
 
@@ -1881,6 +1881,20 @@ struct event_row {
 	char		*type;
 	char		*data;		/* a JSON object */
 	bool		 hook;		/* may go to webhooks */
+};
+
+/*
+ * What the events pump read for the streams: head and pruned first (the
+ * largest id given, the largest pruned), then the rows after `after` in
+ * order (-1: none read); full: the page was full, more rows may follow.
+ */
+struct event_rows {
+	struct event_row *rows;
+	size_t		 n;
+	int64_t		 after;
+	int64_t		 head;
+	int64_t		 pruned;
+	bool		 full;
 };
 
 /* "a,b" (or "*" unless strict): the types as a mask. 0, or -1 and *err. */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "gateway/tests/itutil.h"
+#include "store/store.h"
 
 /* A rig from options; the peer writes enc. */
 int
@@ -240,6 +241,39 @@ itutil_write_file(struct gwrig *r, const char *name, const char *text,
 		return -1;
 	fputs(text, f);
 	return fclose(f) == 0 ? 0 : -1;
+}
+
+long
+itutil_event_ids(struct gwrig *r, const char *type, int64_t after,
+    int64_t *ids, size_t max)
+{
+	struct store		*db;
+	struct store_stmt	*st;
+	long			 n = 0;
+	int			 rc;
+
+	if ((db = gwproc_store(r->gw, STORE_OPEN_READONLY)) == NULL)
+		return -1;
+	store_busy_timeout(db, 5000);
+	if (store_prepare(db, "SELECT id FROM events WHERE id > ?1 AND"
+	    " (CAST(?2 AS TEXT) IS NULL OR type = ?2) ORDER BY id", 0, &st) !=
+	    STORE_OK) {
+		fprintf(stderr, "events: %s\n", store_errmsg(db));
+		store_close(db);
+		return -1;
+	}
+	store_bind_int64(st, 1, after);
+	if (type != NULL)
+		store_bind_text(st, 2, type, -1);
+	else
+		store_bind_null(st, 2);
+	while ((rc = store_step(st)) == STORE_ROW && (size_t)n < max)
+		ids[n++] = store_column_int64(st, 0);
+	if (rc != STORE_ROW && rc != STORE_DONE)
+		n = -1;
+	store_finalize(st);
+	store_close(db);
+	return n;
 }
 
 /* How often needle occurs in s. */

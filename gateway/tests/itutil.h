@@ -54,6 +54,13 @@ struct mos_msg *itutil_exchange(int fd, const struct mos_msg *m,
 /* Read (and drop) until the other side closes fd. 0, or -1 on timeout. */
 int	itutil_wait_eof(int fd, int timeout_ms);
 
+/*
+ * The ids of the gateway's event log after an id, of one type (NULL: any),
+ * in order, read from its database: how many (at most max), or -1.
+ */
+long	itutil_event_ids(struct gwrig *, const char *type, int64_t after,
+	    int64_t *ids, size_t max);
+
 /* How often needle occurs in s. */
 int	itutil_count(const char *s, const char *needle);
 /* Write text to a file of the gateway's directory, its path in buf; 0/-1. */

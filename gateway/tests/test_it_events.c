@@ -4,7 +4,8 @@
  * undone by hand): asset.delivered after the scripted NCS acks, and
  * asset.failed after a NACK; a reconnect with Last-Event-ID gets exactly
  * the events it missed; link.state when the NCS goes away; tokens,
- * parameters and the client limit. Webhooks: a receiver in this process
+ * parameters and the client limit; the ": caught-up" comment once the
+ * backlog is sent. Webhooks: a receiver in this process
  * (hookrx.c: evhttp on a thread of its own, loopback) that fails the first POSTs
  * and then accepts; every POST's signature is checked with OpenSSL.
  */
@@ -57,6 +58,10 @@ struct sse {
 	int	 state;		/* 0 size line, 1 data, 2 CRLF, 3 ended */
 	size_t	 left;
 	int	 keepalives;
+	int	 events;	/* returned by sse_next */
+	int	 caught_ups;	/* ": caught-up ID" comments */
+	int64_t	 caught_id;	/* the last one's ID */
+	int	 caught_after;	/* events before the first */
 };
 
 struct sse_ev {
@@ -214,6 +219,13 @@ sse_next(struct sse *s, int timeout_ms, struct sse_ev *ev)
 				*nl = '\0';
 				if (strcmp(line, ": keepalive") == 0)
 					s->keepalives++;
+				else if (strncmp(line, ": caught-up ", 12) ==
+				    0) {
+					if (s->caught_ups++ == 0)
+						s->caught_after = s->events;
+					s->caught_id = strtoll(line + 12, NULL,
+					    10);
+				}
 				else if (strncmp(line, "id: ", 4) == 0)
 					ev->id = strtoll(line + 4, NULL, 10);
 				else if (strncmp(line, "event: ", 7) == 0) {
@@ -225,8 +237,10 @@ sse_next(struct sse *s, int timeout_ms, struct sse_ev *ev)
 					    "%s", line + 6);
 			}
 			free(block);
-			if (any)
+			if (any) {
+				s->events++;
 				return 0;
+			}
 		}
 		if (s->state == 3 || ncspeer_now_ms() - t0 > timeout_ms)
 			return -1;
@@ -576,6 +590,79 @@ test_sse_resume(void **state)
 	json_decref(o);
 	assert_int_equal(b.n, 2);
 	sse_close(&s);
+}
+
+/* Read events until the first ": caught-up"; their ids into l. */
+static void
+sse_catch_up(struct gwrig *r, struct sse *s, struct id_log *l)
+{
+	struct sse_ev	 ev;
+	int64_t		 t0 = ncspeer_now_ms();
+
+	while (s->caught_ups == 0 && ncspeer_now_ms() - t0 < WAIT_MS) {
+		if (sse_next(s, 200, &ev) == 0 && l != NULL)
+			note_id(&ev, l);
+	}
+	GWRIG_CHECK(r, s->caught_ups == 1);
+}
+
+/*
+ * ": caught-up ID" comes once, after the backlog, with the newest id;
+ * also to a stream starting at the newest event, or past it.
+ */
+static void
+test_sse_caught_up(void **state)
+{
+	struct gwrig	*r = *state;
+	struct sse	 s, s2;
+	struct sse_ev	 ev;
+	struct id_log	 a;
+	int64_t		 ids[512], t0;
+	long		 n, i;
+
+	put_asset(state, "CU-1", "one");
+	put_asset(state, "CU-2", "two");
+	GWRIG_CHECK(r, gwproc_wait_idle(r->gw, r->lane, WAIT_MS) == 0);
+	/* the backlog: every event the log holds, then the comment */
+	memset(&a, 0, sizeof a);
+	sse_open(&s, api_port(state), "/v1/events?after=0", NULL);
+	sse_catch_up(r, &s, &a);
+	n = itutil_event_ids(r, NULL, 0, ids, 512);
+	GWRIG_CHECK(r, n >= 8 && (size_t)n == a.n);
+	for (i = 0; i < n; i++)
+		assert_int_equal(a.ids[i], ids[i]);
+	assert_int_equal(s.caught_after, n);
+	assert_int_equal(s.caught_id, ids[n - 1]);
+
+	/* at the newest: at once, no event before it, the same head */
+	sse_open(&s2, api_port(state), "/v1/events", NULL);
+	sse_catch_up(r, &s2, NULL);
+	assert_int_equal(s2.caught_after, 0);
+	assert_int_equal(s2.caught_id, ids[n - 1]);
+	sse_close(&s2);
+	/* past the head (a log that was reset): from the head */
+	sse_open(&s2, api_port(state), "/v1/events?after=999999", NULL);
+	sse_catch_up(r, &s2, NULL);
+	assert_int_equal(s2.caught_after, 0);
+	assert_int_equal(s2.caught_id, ids[n - 1]);
+
+	/* what comes later comes without another comment */
+	put_asset(state, "CU-3", "three");
+	json_decref(sse_wait(r, &s, "asset.delivered", "objID", "CU-3", &ev,
+	    NULL, NULL));
+	json_decref(sse_wait(r, &s2, "asset.delivered", "objID", "CU-3", NULL,
+	    NULL, NULL));
+	GWRIG_CHECK(r, ev.id > ids[n - 1]);
+	/* a keepalive (every 500 ms) after it: nothing else was pending */
+	s.keepalives = 0;
+	t0 = ncspeer_now_ms();
+	while (s.keepalives == 0 && ncspeer_now_ms() - t0 < WAIT_MS)
+		(void)sse_next(&s, 200, &ev);
+	GWRIG_CHECK(r, s.keepalives > 0);
+	assert_int_equal(s.caught_ups, 1);
+	assert_int_equal(s2.caught_ups, 1);
+	sse_close(&s);
+	sse_close(&s2);
 }
 
 /* POST an NDJSON import of n assets SLOW-0 ... as the writer. */
@@ -953,6 +1040,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_sse_assets, setup_short,
 		    itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_sse_resume, setup,
+		    itutil_teardown),
+		cmocka_unit_test_setup_teardown(test_sse_caught_up, setup,
 		    itutil_teardown),
 		cmocka_unit_test_setup_teardown(test_sse_link, setup,
 		    itutil_teardown),
