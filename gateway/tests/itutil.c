@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 
 #include <errno.h>
+#include <stdarg.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -274,6 +275,41 @@ itutil_event_ids(struct gwrig *r, const char *type, int64_t after,
 	store_finalize(st);
 	store_close(db);
 	return n;
+}
+
+char *
+itutil_mosctl_url(struct gwrig *r, const char *tok, int want,
+    const char *needle, ...)
+{
+	char	*argv[21], url[64], cmd[512], *out = NULL, *err = NULL;
+	va_list	 ap;
+	size_t	 at = 0;
+	int	 n = 0, st;
+
+	va_start(ap, needle);
+	while (n < 20 && (argv[n] = va_arg(ap, char *)) != NULL) {
+		at += (size_t)snprintf(cmd + at, at < sizeof cmd ?
+		    sizeof cmd - at : 0, "%s%s", n > 0 ? " " : "", argv[n]);
+		n++;
+	}
+	va_end(ap);
+	argv[n] = NULL;
+	snprintf(url, sizeof url, "http://127.0.0.1:%u", r->gw->api_port);
+	st = gwproc_mosctl_cmd(r->gw, &out, &err, "--url", url,
+	    "--token-file", tok, argv[0], argv[1], argv[2], argv[3], argv[4],
+	    argv[5], argv[6], argv[7], argv[8], argv[9], argv[10], argv[11],
+	    argv[12], argv[13], argv[14], argv[15], argv[16], argv[17],
+	    argv[18], argv[19], (char *)NULL);
+	if (st != want || out == NULL || err == NULL ||
+	    strstr(st == 0 ? out : err, needle) == NULL) {
+		fprintf(stderr, "mosctl %s: exit %d (want %d, '%s')\nout: %s\n"
+		    "err: %s\n", n > 0 ? cmd : "", st, want, needle,
+		    out != NULL ? out : "", err != NULL ? err : "");
+		free(out);
+		out = NULL;
+	}
+	free(err);
+	return out;
 }
 
 /* How often needle occurs in s. */

@@ -61,6 +61,25 @@ int	itutil_wait_eof(int fd, int timeout_ms);
 long	itutil_event_ids(struct gwrig *, const char *type, int64_t after,
 	    int64_t *ids, size_t max);
 
+/*
+ * mosctl --url http://127.0.0.1:API-PORT --token-file tok ARGS (at most
+ * 20, NULL-terminated): its stdout (malloc'd) when it exits want and
+ * needle is in its stdout (want 0) or stderr; else NULL, having printed
+ * the command, its status and output.
+ */
+char	*itutil_mosctl_url(struct gwrig *, const char *tok, int want,
+	    const char *needle, ...) __attribute__((sentinel));
+#ifdef fail_msg
+/* In a cmocka suite (included before): a failure if out is NULL. */
+static inline char *
+itutil_must(char *out)
+{
+	if (out == NULL)
+		fail_msg("mosctl did not do what was expected (above)");
+	return out;
+}
+#endif
+
 /* How often needle occurs in s. */
 int	itutil_count(const char *s, const char *needle);
 /* Write text to a file of the gateway's directory, its path in buf; 0/-1. */

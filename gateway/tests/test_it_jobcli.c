@@ -65,35 +65,9 @@ cli_init(void **state, struct cli *c)
 	    c->worker, sizeof c->worker), 0);
 }
 
-/*
- * mosctl --url URL --token-file TOK ARGS...: its exit status must be want
- * and its stdout (want 0) or stderr hold needle. Its stdout, malloc'd.
- */
-static char *
-run(struct cli *c, const char *tok, int want, const char *needle, ...)
-{
-	char	*argv[24], *out = NULL, *err = NULL;
-	va_list	 ap;
-	int	 n = 0, st;
-
-	va_start(ap, needle);
-	while (n < 20 && (argv[n] = va_arg(ap, char *)) != NULL)
-		n++;
-	va_end(ap);
-	argv[n] = NULL;
-	st = gwproc_mosctl_cmd(c->r->gw, &out, &err, "--url", c->url,
-	    "--token-file", tok, argv[0], argv[1], argv[2], argv[3], argv[4],
-	    argv[5], argv[6], argv[7], argv[8], argv[9], argv[10], argv[11],
-	    argv[12], argv[13], argv[14], argv[15], argv[16], argv[17],
-	    argv[18], argv[19], (char *)NULL);
-	if (st != want || strstr(st == 0 ? out : err, needle) == NULL)
-		fail_msg("mosctl %s %s %s: exit %d (want %d, '%s')\nout: %s\n"
-		    "err: %s", argv[0], argv[1], n > 2 ? argv[2] : "", st,
-		    want, needle, out != NULL ? out : "", err != NULL ? err :
-		    "");
-	free(err);
-	return out;
-}
+/* mosctl over the API (itutil_mosctl_url), a failure if not as wanted */
+#define run(c, tok, want, ...)						\
+	itutil_must(itutil_mosctl_url((c)->r, (tok), (want), __VA_ARGS__))
 
 /* The jobId of a --json answer. */
 static long long
