@@ -28,5 +28,5 @@ GATEWAY_PG_SUITES = catalog dbw events history msgid owner rostore search it_lin
                     it_apibatch it_hooktls it_events it_jobs it_jobcli \
                     it_page it_links it_watch it_cli it_crash it_failover \
                     it_limits it_tls it_log it_isync it_hostile it_profile3 \
-                    it_interop
+                    it_interop it_evcli
 PG_TEST_PROGS += $(GATEWAY_PG_SUITES:%=$(B)/tests/gateway_%)

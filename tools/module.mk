@@ -9,7 +9,8 @@ MOSCTL_OBJS = $(OBJ)/tools/mosctl.o $(OBJ)/tools/mosctl_job.o \
               $(OBJ)/tools/mosctl_asset.o $(OBJ)/tools/mosctl_history.o \
               $(OBJ)/tools/mosctl_ro.o $(OBJ)/tools/mosctl_api.o \
               $(OBJ)/tools/mosctl_status.o $(OBJ)/tools/mosctl_jobapi.o \
-              $(OBJ)/tools/mosctl_db.o $(OBJ)/tools/mosctl_worker.o
+              $(OBJ)/tools/mosctl_db.o $(OBJ)/tools/mosctl_worker.o \
+              $(OBJ)/tools/mosctl_events.o
 $(BIN)/mosctl: $(MOSCTL_OBJS) $(LIB_GWCORE) $(LIB_QUEUE) $(LIB_STORE) $(LIB_MOSJSON) \
                $(LIB_MOSXML)
 	$(call link,$(LIBS_GATEWAY))

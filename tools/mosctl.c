@@ -1,5 +1,6 @@
 /* mosctl: dispatch to the command nouns (see mosctl.h). */
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,12 +30,24 @@ usage(FILE *f)
 	mosctl_history_usage(f);
 	mosctl_ro_usage(f);
 	mosctl_status_usage(f);
+	mosctl_events_usage(f);
 	mosctl_db_usage(f);
 	fprintf(f, "\nexit status: 0 ok, 1 operation failed (status: a link not "
 	    "up), 64 usage, 69 API unreachable or failing, 74 database error\n");
 }
 
 static int db_main(struct mosctl *, int, char **);
+
+/* events without --url: refused, whatever names a database. */
+static int
+events_need_daemon(void)
+{
+	fprintf(stderr, "mosctl events reads the running daemon's event "
+	    "stream: give --url URL and --token-file FILE (or MOSGW_URL and "
+	    "MOSGW_TOKEN_FILE); --db and -c do not apply, the events need "
+	    "the daemon\n");
+	return MOSCTL_EXIT_USAGE;
+}
 
 /*
  * -c CONFIG: the database of the daemon's configuration, whichever its
@@ -74,6 +87,19 @@ config_main(struct mosctl *ctl, int argc, char **argv)
 	free(where);
 	config_free(cfg);
 	return rc;
+}
+
+int
+mosctl_usage_error(struct mosctl *ctl, const char *noun, const char *fmt, ...)
+{
+	va_list	ap;
+
+	fprintf(ctl->err, "mosctl %s: ", noun);
+	va_start(ap, fmt);
+	vfprintf(ctl->err, fmt, ap);
+	va_end(ap);
+	fprintf(ctl->err, " (mosctl --help)\n");
+	return MOSCTL_EXIT_USAGE;
 }
 
 /* Run the verb named by argv[0] from a NULL-terminated table. */
@@ -126,6 +152,7 @@ api_main(struct mosctl *ctl, int argc, char **argv)
 		{ "history", mosctl_history },	/* ls, export */
 		{ "asset", mosctl_asset },	/* put, delete, ls, show, import */
 		{ "job", mosctl_job_api },	/* ls show ... submit claim ... */
+		{ "events", mosctl_events },	/* no verb: its options */
 		{ NULL, NULL },
 	};
 	const struct mosctl_verb	*v;
@@ -141,7 +168,7 @@ api_main(struct mosctl *ctl, int argc, char **argv)
 		    "links, queue stats, history ls|export, asset "
 		    "put|delete|ls|show|import, job "
 		    "ls|show|requeue|cancel|rerun|submit|claim|heartbeat|"
-		    "complete|fail\n", argv[0]);
+		    "complete|fail, events\n", argv[0]);
 		return MOSCTL_EXIT_USAGE;
 	}
 	rc = v->run(ctl, argc - 1, argv + 1);
@@ -238,6 +265,8 @@ main(int argc, char **argv)
 		return config_main(&ctl, argc, argv);
 	if (ctl.url != NULL)
 		return api_main(&ctl, argc, argv);
+	if (strcmp(argv[0], "events") == 0)
+		return events_need_daemon();
 	if (strcmp(argv[0], "status") == 0 || strcmp(argv[0], "links") == 0 ||
 	    strcmp(argv[0], "queue") == 0) {
 		fprintf(stderr, "mosctl %s speaks to the running daemon: give "
@@ -258,6 +287,8 @@ db_main(struct mosctl *ctl, int argc, char **argv)
 		    "daemon's API\n");
 		return MOSCTL_EXIT_USAGE;
 	}
+	if (strcmp(argv[0], "events") == 0)
+		return events_need_daemon();
 	if (strcmp(argv[0], "init") == 0)
 		return mosctl_init(ctl, argc - 1, argv + 1);
 	if (strcmp(argv[0], "job") == 0)

@@ -48,14 +48,17 @@ int	mosctl_dispatch(struct mosctl *, const char *noun,
 	    const struct mosctl_verb *, void (*usage)(FILE *), int argc,
 	    char **argv);
 
+/* tools/mosctl.c: "mosctl NOUN: WHAT (mosctl --help)"; MOSCTL_EXIT_USAGE */
+int	mosctl_usage_error(struct mosctl *, const char *noun, const char *fmt,
+	    ...) __attribute__((format(printf, 3, 4)));
+
 /* tools/mosctl_job.c */
 struct queue_job;
 struct queue_event;
 int	mosctl_job(struct mosctl *, int argc, char **argv);
 void	mosctl_job_usage(FILE *);
 /* "mosctl job: WHAT (mosctl --help)"; MOSCTL_EXIT_USAGE */
-int	job_usage_error(struct mosctl *, const char *, ...)
-	    __attribute__((format(printf, 2, 3)));
+#define job_usage_error(ctl, ...) mosctl_usage_error((ctl), "job", __VA_ARGS__)
 struct option;
 #define JOB_GETOPT_ERR	(-2)
 int	job_getopt(struct mosctl *, int argc, char **argv,
@@ -105,5 +108,9 @@ int	mosctl_links(struct mosctl *, int argc, char **argv);
 int	mosctl_queue(struct mosctl *, int argc, char **argv);
 int	mosctl_status(struct mosctl *, int argc, char **argv);
 void	mosctl_status_usage(FILE *);
+
+/* tools/mosctl_events.c: the event log over the API (--url) */
+int	mosctl_events(struct mosctl *, int argc, char **argv);
+void	mosctl_events_usage(FILE *);
 
 #endif /* MOSCTL_H */

@@ -6,8 +6,10 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include <ctype.h>
 #include <errno.h>
 #include <netdb.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -286,6 +288,25 @@ api_write(struct api_conn *c, const char *p, size_t len)
 	return 0;
 }
 
+/* Read once: the bytes read, 0 at the end, -1 on error, -2 interrupted. */
+static ssize_t
+api_recv(struct api_conn *c, char *buf, size_t len)
+{
+	ssize_t	n;
+
+	if (c->ssl == NULL) {
+		n = recv(c->fd, buf, len, 0);
+		return n < 0 && errno == EINTR ? -2 : n;
+	}
+	n = SSL_read(c->ssl, buf, len > INT32_MAX ? INT32_MAX : (int)len);
+	if (n <= 0 && SSL_get_error(c->ssl, (int)n) == SSL_ERROR_ZERO_RETURN)
+		n = 0;
+	else if (n <= 0 && SSL_get_error(c->ssl, (int)n) ==
+	    SSL_ERROR_SYSCALL && errno == 0)
+		n = 0;	/* closed without close_notify */
+	return n < 0 ? -1 : n;
+}
+
 /* Read everything until the peer closes. 0, or -1 (error, timeout, too big). */
 static int
 api_read_all(struct api_conn *c, struct sbuf *sb)
@@ -294,23 +315,12 @@ api_read_all(struct api_conn *c, struct sbuf *sb)
 	ssize_t	n;
 
 	for (;;) {
-		if (c->ssl != NULL) {
-			n = SSL_read(c->ssl, buf, sizeof buf);
-			if (n <= 0 && SSL_get_error(c->ssl, (int)n) ==
-			    SSL_ERROR_ZERO_RETURN)
-				n = 0;
-			else if (n <= 0 && SSL_get_error(c->ssl, (int)n) ==
-			    SSL_ERROR_SYSCALL && errno == 0)
-				n = 0;	/* closed without close_notify */
-		} else
-			n = recv(c->fd, buf, sizeof buf, 0);
-		if (n == 0)
+		if ((n = api_recv(c, buf, sizeof buf)) == 0)
 			return 0;
-		if (n < 0) {
-			if (c->ssl == NULL && errno == EINTR)
-				continue;
+		if (n == -2)
+			continue;
+		if (n < 0)
 			return -1;
-		}
 		if (sb->len + (size_t)n > MOSCTL_API_MAX_BODY)
 			return -1;
 		sbuf_add(sb, buf, (size_t)n);
@@ -350,56 +360,56 @@ mosctl_resp_clear(struct mosctl_resp *r)
 	memset(r, 0, sizeof *r);
 }
 
-int
-mosctl_api_request(struct mosctl *ctl, const char *method, const char *path,
-    const char *hdrs, const char *ctype, const char *body, size_t len,
-    struct mosctl_resp *r)
+/* Send a request on c (accept: the Accept header). 0, or -1 printed. */
+static int
+api_send(struct mosctl *ctl, struct mosctl_api *a, struct api_conn *c,
+    const char *method, const char *path, const char *hdrs, const char *ctype,
+    const char *body, size_t len, const char *accept)
 {
-	struct mosctl_api	*a;
-	struct api_conn		 c;
-	struct sbuf		 sb = { 0 }, in = { 0 };
-	char			*head_end, *line, *next, *v;
-	size_t			 hlen, blen;
-	long			 clen = -1;
-	bool			 chunked = false;
-	int			 rc = -1;
+	struct sbuf	sb = { 0 };
+	int		rc = 0;
 
-	memset(r, 0, sizeof *r);
-	if ((a = api_open(ctl)) == NULL)
-		return -1;
-	if (api_connect(ctl, a, &c) != 0)
-		goto out;
 	sbuf_printf(&sb, "%s %s%s HTTP/1.1\r\nHost: %s:%d\r\n"
 	    "Authorization: Bearer %s\r\nConnection: close\r\n"
-	    "Accept: application/json\r\nUser-Agent: mosctl/%s\r\n", method,
-	    a->base, path, a->host, a->port, a->token, MOSGW_VERSION);
+	    "Accept: %s\r\nUser-Agent: mosctl/%s\r\n", method, a->base, path,
+	    a->host, a->port, a->token, accept, MOSGW_VERSION);
 	if (hdrs != NULL)
 		sbuf_puts(&sb, hdrs);
 	if (body != NULL)
 		sbuf_printf(&sb, "Content-Type: %s\r\nContent-Length: %zu\r\n",
 		    ctype, len);
 	sbuf_puts(&sb, "\r\n");
-	if (api_write(&c, sb.s, sb.len) != 0 ||
-	    (body != NULL && api_write(&c, body, len) != 0)) {
+	if (api_write(c, sb.s, sb.len) != 0 ||
+	    (body != NULL && api_write(c, body, len) != 0)) {
 		api_err(ctl, "%s %s: the connection broke while sending",
 		    method, path);
-		goto out;
+		rc = -1;
 	}
-	if (api_read_all(&c, &in) != 0) {
-		api_err(ctl, "%s %s: no complete answer within %d s (or "
-		    "larger than %d bytes)", method, path, MOSCTL_API_TIMEOUT_S,
-		    MOSCTL_API_MAX_BODY);
-		goto out;
-	}
-	if (in.s == NULL || (head_end = strstr(in.s, "\r\n\r\n")) == NULL ||
-	    sscanf(in.s, "HTTP/1.%*d %d", &r->status) != 1) {
-		api_err(ctl, "%s %s: the answer is not HTTP (%zu bytes)",
-		    method, path, in.len);
-		goto out;
-	}
-	*head_end = '\0';
-	hlen = (size_t)(head_end - in.s) + 4;
-	for (line = strstr(in.s, "\r\n"); line != NULL; line = next) {
+	explicit_bzero(sb.s, sb.len);
+	sbuf_free(&sb);
+	return rc;
+}
+
+/*
+ * The status line and headers at the start of in (read so far): their
+ * length with the blank line, 0 if not complete yet, -1 if not HTTP. Sets
+ * r->status and r->ctype, *clen (-1: none) and *chunked.
+ */
+static long
+api_head(struct sbuf *in, struct mosctl_resp *r, long *clen, bool *chunked)
+{
+	char	*head_end, *head, *line, *next, *v;
+	long	 hlen;
+
+	if (in->s == NULL || (head_end = strstr(in->s, "\r\n\r\n")) == NULL)
+		return 0;
+	if (sscanf(in->s, "HTTP/1.%*d %d", &r->status) != 1)
+		return -1;
+	hlen = (long)(head_end - in->s) + 4;
+	head = xstrndup(in->s, (size_t)(head_end - in->s));
+	*clen = -1;
+	*chunked = false;
+	for (line = strstr(head, "\r\n"); line != NULL; line = next) {
 		line += 2;
 		next = strstr(line, "\r\n");
 		if (next != NULL)
@@ -408,45 +418,114 @@ mosctl_api_request(struct mosctl *ctl, const char *method, const char *path,
 			continue;
 		*v++ = '\0';
 		v += strspn(v, " \t");
-		if (strcasecmp(line, "Content-Type") == 0)
+		if (strcasecmp(line, "Content-Type") == 0 && r->ctype == NULL)
 			r->ctype = xstrdup(v);
 		else if (strcasecmp(line, "Content-Length") == 0)
-			clen = strtol(v, NULL, 10);
+			*clen = strtol(v, NULL, 10);
 		else if (strcasecmp(line, "Transfer-Encoding") == 0 &&
 		    strcasestr(v, "chunked") != NULL)
-			chunked = true;
+			*chunked = true;
 	}
-	blen = in.len - hlen;
+	free(head);
+	if (r->ctype == NULL)
+		r->ctype = xstrdup("");
+	return hlen;
+}
+
+/* The body after hlen bytes of a whole answer in `in`, into r. 0 or -1. */
+static int
+api_body(struct mosctl *ctl, const char *method, const char *path,
+    struct sbuf *in, size_t hlen, long clen, bool chunked,
+    struct mosctl_resp *r)
+{
+	size_t	blen = in->len - hlen;
+
 	if (chunked) {
-		if (api_unchunk(in.s + hlen, blen, &blen) != 0) {
+		if (api_unchunk(in->s + hlen, blen, &blen) != 0) {
 			api_err(ctl, "%s %s: a malformed chunked answer",
 			    method, path);
-			goto out;
+			return -1;
 		}
 	} else if (clen >= 0) {
 		if ((size_t)clen > blen) {
 			api_err(ctl, "%s %s: the answer was cut short (%zu of "
 			    "%ld bytes)", method, path, blen, clen);
-			goto out;
+			return -1;
 		}
 		blen = (size_t)clen;
 	}
 	r->body = xmalloc(blen + 1);
-	memcpy(r->body, in.s + hlen, blen);
+	memcpy(r->body, in->s + hlen, blen);
 	r->body[blen] = '\0';
 	r->len = blen;
-	if (r->ctype == NULL)
-		r->ctype = xstrdup("");
+	return 0;
+}
+
+int
+mosctl_api_request(struct mosctl *ctl, const char *method, const char *path,
+    const char *hdrs, const char *ctype, const char *body, size_t len,
+    struct mosctl_resp *r)
+{
+	struct mosctl_api	*a;
+	struct api_conn		 c;
+	struct sbuf		 in = { 0 };
+	long			 hlen, clen;
+	bool			 chunked;
+	int			 rc = -1;
+
+	memset(r, 0, sizeof *r);
+	if ((a = api_open(ctl)) == NULL)
+		return -1;
+	if (api_connect(ctl, a, &c) != 0)
+		goto out;
+	if (api_send(ctl, a, &c, method, path, hdrs, ctype, body, len,
+	    "application/json") != 0)
+		goto out;
+	if (api_read_all(&c, &in) != 0) {
+		api_err(ctl, "%s %s: no complete answer within %d s (or "
+		    "larger than %d bytes)", method, path, MOSCTL_API_TIMEOUT_S,
+		    MOSCTL_API_MAX_BODY);
+		goto out;
+	}
+	if ((hlen = api_head(&in, r, &clen, &chunked)) <= 0) {
+		api_err(ctl, "%s %s: the answer is not HTTP (%zu bytes)",
+		    method, path, in.len);
+		goto out;
+	}
+	if (api_body(ctl, method, path, &in, (size_t)hlen, clen, chunked,
+	    r) != 0)
+		goto out;
 	rc = 0;
 out:
 	api_disconnect(&c);
-	if (sb.s != NULL)
-		explicit_bzero(sb.s, sb.len);
-	sbuf_free(&sb);
 	sbuf_free(&in);
 	if (rc != 0)
 		mosctl_resp_clear(r);
 	return rc;
+}
+
+/*
+ * An answer that is not 2xx: print "mosctl: STATUS title: detail" (a
+ * problem+json, else the body) and map the status to an exit status.
+ */
+static int
+api_failed(struct mosctl *ctl, const char *method, const char *path,
+    const struct mosctl_resp *r, json_t *o)
+{
+	const char	*d, *t;
+
+	d = json_string_value(json_object_get(o, "detail"));
+	t = json_string_value(json_object_get(o, "title"));
+	if (t != NULL)		/* a problem+json */
+		api_err(ctl, "%d %s: %s", r->status, t, d != NULL ? d :
+		    "(no detail)");
+	else
+		api_err(ctl, "%s %s: %d %s", method, path, r->status, r->body);
+	if (r->status == 404 || r->status == 409 || r->status == 412)
+		return MOSCTL_EXIT_FAIL;
+	if (r->status == 400 || r->status == 413 || r->status == 422)
+		return MOSCTL_EXIT_USAGE;
+	return MOSCTL_EXIT_API;
 }
 
 int
@@ -457,7 +536,6 @@ mosctl_api_call(struct mosctl *ctl, const char *method, const char *path,
 	struct mosctl_resp	 r;
 	json_error_t		 je;
 	json_t			*o;
-	const char		*d, *t;
 	int			 rc;
 
 	*out = NULL;
@@ -465,23 +543,9 @@ mosctl_api_call(struct mosctl *ctl, const char *method, const char *path,
 	    &r) != 0)
 		return MOSCTL_EXIT_API;
 	o = json_loadb(r.body, r.len, 0, &je);
-	if (r.status < 200 || r.status > 299) {
-		d = json_string_value(json_object_get(o, "detail"));
-		t = json_string_value(json_object_get(o, "title"));
-		if (t != NULL)		/* a problem+json */
-			api_err(ctl, "%d %s: %s", r.status, t, d != NULL ? d :
-			    "(no detail)");
-		else
-			api_err(ctl, "%s %s: %d %s", method, path, r.status,
-			    r.body);
-		if (r.status == 404 || r.status == 409 || r.status == 412)
-			rc = MOSCTL_EXIT_FAIL;
-		else if (r.status == 400 || r.status == 413 ||
-		    r.status == 422)
-			rc = MOSCTL_EXIT_USAGE;
-		else
-			rc = MOSCTL_EXIT_API;
-	} else if (o == NULL || !json_is_object(o)) {
+	if (r.status < 200 || r.status > 299)
+		rc = api_failed(ctl, method, path, &r, o);
+	else if (o == NULL || !json_is_object(o)) {
 		api_err(ctl, "%s %s: the answer is not a JSON object", method,
 		    path);
 		rc = MOSCTL_EXIT_API;
@@ -511,4 +575,197 @@ mosctl_json_line(struct mosctl *ctl, json_t *o)
 	if (s != NULL)
 		fprintf(ctl->out, "%s\n", s);
 	free(s);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Streams */
+
+/* The chunked transfer coding undone as bytes arrive. */
+struct api_dechunk {
+	int	 state;		/* 0 size line, 1 data, 2 its CRLF, 3 ended */
+	char	 line[64];
+	size_t	 llen;
+	size_t	 left;
+};
+
+/*
+ * Wait until c has something to read, at most idle_s seconds, looking at
+ * *cancel every 200 ms: 1 readable, 0 time out, -1 cancelled.
+ */
+static int
+api_wait(struct api_conn *c, int idle_s, volatile sig_atomic_t *cancel)
+{
+	struct pollfd	pfd = { .fd = c->fd, .events = POLLIN };
+	int		waited = 0, n;
+
+	if (c->ssl != NULL && SSL_pending(c->ssl) > 0)
+		return 1;
+	for (;;) {
+		if (cancel != NULL && *cancel)
+			return -1;
+		if ((n = poll(&pfd, 1, 200)) > 0)
+			return 1;
+		if (n < 0 && errno != EINTR)
+			return 1;	/* the read says what is wrong */
+		if (n == 0 && (waited += 200) >= idle_s * 1000)
+			return 0;
+	}
+}
+
+/*
+ * Feed len bytes of a body to fn, undoing the chunked coding when d is not
+ * NULL: 0 to go on, 1 when fn stopped or the last chunk came, -1 malformed.
+ */
+static int
+api_feed(struct api_dechunk *d, const char *p, size_t len,
+    const struct mosctl_stream *st)
+{
+	size_t	n;
+
+	if (d == NULL)
+		return len == 0 || st->fn(st->arg, p, len) == 0 ? 0 : 1;
+	while (len > 0) {
+		if (d->state == 0 || d->state == 2) {
+			if (*p != '\n') {
+				if (d->llen + 1 >= sizeof d->line)
+					return -1;
+				d->line[d->llen++] = *p;
+			} else if (d->state == 2) {
+				if (d->llen > 1 || (d->llen == 1 &&
+				    d->line[0] != '\r'))
+					return -1;
+				d->llen = 0;
+				d->state = 0;
+			} else {
+				d->line[d->llen] = '\0';
+				d->llen = 0;
+				if (!isxdigit((unsigned char)d->line[0]))
+					return -1;
+				d->left = strtoul(d->line, NULL, 16);
+				if (d->left == 0) {
+					d->state = 3;
+					return 1;
+				}
+				d->state = 1;
+			}
+			p++;
+			len--;
+			continue;
+		}
+		n = len < d->left ? len : d->left;
+		if (st->fn(st->arg, p, n) != 0)
+			return 1;
+		p += n;
+		len -= n;
+		if ((d->left -= n) == 0)
+			d->state = 2;
+	}
+	return 0;
+}
+
+int
+mosctl_api_stream(struct mosctl *ctl, const char *path, const char *hdrs,
+    const struct mosctl_stream *st, int *status)
+{
+	struct mosctl_api	*a;
+	struct api_conn		 c;
+	struct mosctl_resp	 r;
+	struct api_dechunk	 dc;
+	struct sbuf		 in = { 0 };
+	char			 buf[16384];
+	const char		*p;
+	json_t			*o;
+	ssize_t			 n;
+	long			 hlen = 0, clen = -1;
+	bool			 chunked = false;
+	int			 rc = MOSCTL_EXIT_API, w, f;
+
+	*status = -1;
+	memset(&r, 0, sizeof r);
+	memset(&dc, 0, sizeof dc);
+	if ((a = api_open(ctl)) == NULL)
+		return MOSCTL_EXIT_API;
+	*status = 0;
+	if (api_connect(ctl, a, &c) != 0 || api_send(ctl, a, &c, "GET", path,
+	    hdrs, NULL, NULL, 0, "text/event-stream") != 0)
+		goto out;
+	/* the head, within the usual deadline */
+	while ((hlen = api_head(&in, &r, &clen, &chunked)) == 0) {
+		if ((w = api_wait(&c, MOSCTL_API_TIMEOUT_S, st->cancel)) < 0) {
+			rc = MOSCTL_EXIT_OK;
+			goto out;
+		}
+		if (w == 0 || (n = api_recv(&c, buf, sizeof buf)) == -1 ||
+		    n == 0) {
+			api_err(ctl, "GET %s: no answer within %d s", path,
+			    MOSCTL_API_TIMEOUT_S);
+			goto out;
+		}
+		if (in.len > MOSCTL_API_MAX_HEAD) {
+			api_err(ctl, "GET %s: headers longer than %d bytes",
+			    path, MOSCTL_API_MAX_HEAD);
+			goto out;
+		}
+		if (n > 0)
+			sbuf_add(&in, buf, (size_t)n);
+	}
+	if (hlen < 0) {
+		api_err(ctl, "GET %s: the answer is not HTTP (%zu bytes)",
+		    path, in.len);
+		goto out;
+	}
+	*status = r.status;
+	if (r.status < 200 || r.status > 299) {
+		/* read whole, printed as the other requests */
+		if (api_read_all(&c, &in) != 0 || api_body(ctl, "GET", path,
+		    &in, (size_t)hlen, clen, chunked, &r) != 0) {
+			api_err(ctl, "GET %s: status %d, no complete answer",
+			    path, r.status);
+			goto out;
+		}
+		o = json_loadb(r.body, r.len, 0, NULL);
+		rc = api_failed(ctl, "GET", path, &r, o);
+		json_decref(o);
+		goto out;
+	}
+	/* the body as it comes: chunks undone, or up to the length or close */
+	p = in.s + hlen;
+	n = (ssize_t)(in.len - (size_t)hlen);
+	for (;;) {
+		if (clen >= 0 && !chunked && n > clen)
+			n = clen;
+		if ((f = api_feed(chunked ? &dc : NULL, p, (size_t)n,
+		    st)) > 0)
+			break;
+		if (f < 0) {
+			api_err(ctl, "GET %s: a malformed chunked answer", path);
+			goto out;
+		}
+		if (clen >= 0 && !chunked && (clen -= n) == 0)
+			break;
+		if ((w = api_wait(&c, st->idle_s, st->cancel)) < 0)
+			break;
+		if (w == 0) {
+			api_err(ctl, "GET %s: nothing came for %d s", path,
+			    st->idle_s);
+			goto out;
+		}
+		p = buf;
+		if ((n = api_recv(&c, buf, sizeof buf)) == -2) {
+			n = 0;
+			continue;
+		}
+		if (n == 0 && !chunked && clen < 0)
+			break;		/* the body ends with the connection */
+		if (n <= 0) {
+			api_err(ctl, "GET %s: the connection broke", path);
+			goto out;
+		}
+	}
+	rc = MOSCTL_EXIT_OK;
+out:
+	api_disconnect(&c);
+	sbuf_free(&in);
+	mosctl_resp_clear(&r);
+	return rc;
 }

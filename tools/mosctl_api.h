@@ -3,10 +3,12 @@
  * --cacert). A small blocking HTTP/1.1 client, one connection per request,
  * with OpenSSL for https:// URLs (the server certificate is verified against
  * the system's store or --cacert, and its name against the URL's host).
+ * mosctl_api_stream reads a body as it comes (an event stream).
  */
 #ifndef MOSCTL_API_H
 #define MOSCTL_API_H
 
+#include <signal.h>
 #include <stddef.h>
 
 struct mosctl;
@@ -14,6 +16,7 @@ struct json_t;
 
 #define MOSCTL_API_TIMEOUT_S	30	/* connect, each read and write */
 #define MOSCTL_API_MAX_BODY	(256 * 1024 * 1024)
+#define MOSCTL_API_MAX_HEAD	65536	/* a stream's status line and headers */
 
 struct mosctl_resp {
 	int	 status;
@@ -49,6 +52,26 @@ int	 mosctl_api_call(struct mosctl *, const char *method,
 void	 mosctl_resp_clear(struct mosctl_resp *);
 /* Print a JSON value compact on one line of ctl->out (--json). */
 void	 mosctl_json_line(struct mosctl *, struct json_t *);
+
+/* A body read as it arrives (GET /v1/events). */
+struct mosctl_stream {
+	/* each piece of the body (chunked coding undone); non-zero stops */
+	int			(*fn)(void *arg, const char *, size_t);
+	void			 *arg;
+	int			  idle_s;	/* nothing for this long: broken */
+	volatile sig_atomic_t	 *cancel;	/* set (by a signal): stop */
+};
+/*
+ * GET path (with header lines as for mosctl_api_request) and hand a 2xx
+ * body to st->fn as it arrives, until it ends, fn stops it or *cancel is
+ * set: then MOSCTL_EXIT_OK. *status is the HTTP status (0: no answer;
+ * -1: nothing was tried, the URL, token file or CA file is wrong). A
+ * status that is not 2xx is read whole and printed as mosctl_api_call
+ * does, with its exit status; a connection that fails, breaks or stays
+ * silent for idle_s is printed and gives MOSCTL_EXIT_API.
+ */
+int	 mosctl_api_stream(struct mosctl *, const char *path,
+	    const char *hdrs, const struct mosctl_stream *, int *status);
 /* Free what the client keeps (TLS context, token). */
 void	 mosctl_api_close(struct mosctl *);
 

@@ -95,20 +95,6 @@ mosctl_job_usage(FILE *f)
 	    "  job fail ID --lease-token T --error TEXT [--no-retry]\n");
 }
 
-/* Print a usage error; MOSCTL_EXIT_USAGE. */
-int
-job_usage_error(struct mosctl *ctl, const char *fmt, ...)
-{
-	va_list	ap;
-
-	fprintf(ctl->err, "mosctl job: ");
-	va_start(ap, fmt);
-	vfprintf(ctl->err, fmt, ap);
-	va_end(ap);
-	fprintf(ctl->err, " (mosctl --help)\n");
-	return MOSCTL_EXIT_USAGE;
-}
-
 /*
  * getopt_long over a verb's arguments (set optind to 0 first: argv[0] is
  * the verb): the next option, -1 at the end, or JOB_GETOPT_ERR after

@@ -4,8 +4,8 @@
  * undone by hand): asset.delivered after the scripted NCS acks, and
  * asset.failed after a NACK; a reconnect with Last-Event-ID gets exactly
  * the events it missed; link.state when the NCS goes away; tokens,
- * parameters and the client limit; the ": caught-up" comment once the
- * backlog is sent. Webhooks: a receiver in this process
+ * parameters and the client limit; ": caught-up" once the backlog is
+ * sent. Webhooks: a receiver in this process
  * (hookrx.c: evhttp on a thread of its own, loopback) that fails the first POSTs
  * and then accepts; every POST's signature is checked with OpenSSL.
  */

@@ -5,7 +5,8 @@
  * (with the limits still answering), plain HTTP, TLS 1.1 and
  * renegotiation refused, a
  * stalled handshake closed at its deadline while the MOS links go on,
- * mosctl over https:// verifying the certificate, bad pairs refused by
+ * mosctl over https:// verifying the certificate (a request and the
+ * event stream), bad pairs refused by
  * `mosgw -n` and kept out by SIGHUP, a new pair taken by SIGHUP.
  */
 #include <sys/stat.h>
@@ -320,6 +321,14 @@ test_mosctl_https(void **state)
 	st = mosctl(t, &out, &err, url, t->cert);
 	if (st != 0 || strstr(out, "lower") == NULL)
 		fail_msg("mosctl links over https: %d %s %s", st, out, err);
+	free(out);
+	free(err);
+	/* the event stream too: the links' events, then the end */
+	st = gwproc_mosctl_cmd(t->r->gw, &out, &err, "--url", url,
+	    "--token-file", t->r->gw->tokens, "--cacert", t->cert, "events",
+	    "--types", "link.state", (char *)NULL);
+	if (st != 0 || strstr(out, "  link.state  {\"ncs\":") == NULL)
+		fail_msg("mosctl events over https: %d %s %s", st, out, err);
 	free(out);
 	free(err);
 	st = mosctl(t, &out, &err, url, NULL);
