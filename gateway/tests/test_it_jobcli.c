@@ -344,7 +344,7 @@ test_asset_query(void **state)
 		    "--slug", slugs[i][1], (char *)NULL));
 	out = run(&c, c.read, 0, "SLUG", "asset", "ls", "--query", "FIRE",
 	    (char *)NULL);
-	print_message("%s", out);
+	print_message("%s", out != NULL ? out : "");
 	/* ranked: the slug saying it twice first */
 	assert_non_null(second = strstr(out, "\nQ-1 "));
 	assert_non_null(strstr(out, "\nQ-2 "));
