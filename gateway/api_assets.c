@@ -687,9 +687,7 @@ static bool
 asset_q_ok(struct api_req *r, const char *q, const char *after,
     int64_t *offset)
 {
-	struct sbuf	 fts = { NULL, 0, 0 };
 	size_t		 len = strlen(q);
-	bool		 word;
 	char		*e;
 	long long	 v;
 
@@ -699,9 +697,7 @@ asset_q_ok(struct api_req *r, const char *q, const char *after,
 		    ASSET_Q_MAX);
 		return false;
 	}
-	word = search_fts_query(&fts, q);
-	sbuf_free(&fts);
-	if (!word) {
+	if (!search_has_word(q)) {
 		api_problem(r, 422, "invalid-parameter", "Invalid parameter",
 		    "q", "q has no word to search for (letters or digits)");
 		return false;

@@ -955,6 +955,8 @@ int	 search_add_field(struct search_query *, int group, const char *xpath,
 void	 search_query_clear(struct search_query *);
 /* generalSearch as an FTS5 query (every word, quoted); false if no word. */
 bool	 search_fts_query(struct sbuf *, const char *text);
+/* Has text a word to search for (what search_fts_query would keep)? */
+bool	 search_has_word(const char *text);
 /*
  * Up to max matching assets from q->offset on, ranked (sort keys, then
  * bm25 when there is a general search, then slug), and the total count.

@@ -538,6 +538,17 @@ search_fts_only(struct gwdb *g, const char *fts, const struct search_query *q,
 	return rc;
 }
 
+/* A general search with a word in it (else search_run lists everything). */
+bool
+search_has_word(const char *text)
+{
+	struct sbuf	fts = { NULL, 0, 0 };
+	bool		word = search_fts_query(&fts, text);
+
+	sbuf_free(&fts);
+	return word;
+}
+
 /*
  * Run a query: up to max assets from q->offset on (in *n, with their paths
  * and metadata) and the number of all that match (*total).

@@ -867,14 +867,11 @@ asset_ls_query(struct mosctl *ctl, struct gwdb *g, const char *text,
 static bool
 asset_query_ok(struct mosctl *ctl, const char *text)
 {
-	struct sbuf	fts = { NULL, 0, 0 };
-	bool		word = search_fts_query(&fts, text);
-
-	sbuf_free(&fts);
-	if (!word)
-		fprintf(ctl->err, "mosctl: asset ls: --query has no word to "
-		    "search for (letters or digits)\n");
-	return word;
+	if (search_has_word(text))
+		return true;
+	fprintf(ctl->err, "mosctl: asset ls: --query has no word to search "
+	    "for (letters or digits)\n");
+	return false;
 }
 
 /* asset ls [--all] [--after OBJID] [--limit N] | --query TEXT [--limit N] */

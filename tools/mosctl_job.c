@@ -167,6 +167,20 @@ mosctl_job_id(const char *s)
 	return v;
 }
 
+/* A verb of mosctl_jobapi.c and mosctl_worker.c that --db has not. */
+static bool
+job_api_only(const char *verb)
+{
+	static const char *const api_only[] = { "submit", "claim",
+	    "heartbeat", "complete", "fail", NULL };
+	size_t	i;
+
+	for (i = 0; api_only[i] != NULL; i++)
+		if (strcmp(verb, api_only[i]) == 0)
+			return true;
+	return false;
+}
+
 /* Parse a --state value (a state name, or ANY). */
 static int
 job_parse_state(const char *s, int *state)
@@ -332,10 +346,7 @@ job_parse(struct mosctl *ctl, int argc, char **argv, struct job_cmd *cmd)
 		if (strcmp(argv[0], job_verbs[v].name) == 0)
 			break;
 	}
-	if (v == sizeof job_verbs / sizeof *job_verbs &&
-	    (strcmp(argv[0], "submit") == 0 || strcmp(argv[0], "claim") == 0 ||
-	    strcmp(argv[0], "heartbeat") == 0 || strcmp(argv[0], "complete") ==
-	    0 || strcmp(argv[0], "fail") == 0))
+	if (v == sizeof job_verbs / sizeof *job_verbs && job_api_only(argv[0]))
 		return job_usage_error(ctl, "job %s works over the API only "
 		    "(--url URL --token-file FILE)", argv[0]);
 	if (v == sizeof job_verbs / sizeof *job_verbs)

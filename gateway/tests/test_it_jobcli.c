@@ -389,6 +389,25 @@ claimed(char *out, char *tok, size_t len)
 }
 
 /*
+ * Submit a job of kind about W-1 and claim it as w2: it is that job; its
+ * lease token in tok and its id (text) in ids.
+ */
+static void
+submit_claim(struct cli *c, const char *kind, char *tok, size_t toklen,
+    char *ids, size_t idslen)
+{
+	long long	id, id2;
+
+	id = job_id_of(run(c, c->write, 0, "\"jobId\"", "job", "submit",
+	    "W-1", kind, "--json", (char *)NULL));
+	id2 = claimed(run(c, c->worker, 0, "\"leaseToken\"", "job", "claim",
+	    "--kind", kind, "--worker", "w2", "--json", (char *)NULL), tok,
+	    toklen);
+	assert_true(id == id2);
+	snprintf(ids, idslen, "%lld", id);
+}
+
+/*
  * A worker on the command line: claim, heartbeat, complete with a result
  * and an asset change, fail with and without a retry; a stale lease token,
  * nothing due, the wrong role, bad options, and --db refusing them.
@@ -398,7 +417,7 @@ test_worker(void **state)
 {
 	struct cli	 c;
 	char		*out, *err, tok[300], ids[32];
-	long long	 id, id2;
+	long long	 id;
 
 	cli_init(state, &c);
 	free(run(&c, c.write, 0, "", "asset", "put", "W-1", "--slug",
@@ -435,25 +454,13 @@ test_worker(void **state)
 	free(out);
 
 	/* fail: due again while attempts remain, then FAILED at once */
-	id2 = job_id_of(run(&c, c.write, 0, "\"jobId\"", "job", "submit",
-	    "W-1", "qc", "--json", (char *)NULL));
-	id = claimed(run(&c, c.worker, 0, "\"leaseToken\"", "job", "claim",
-	    "--kind", "qc", "--worker", "w2", "--json", (char *)NULL), tok,
-	    sizeof tok);
-	assert_true(id == id2);
-	snprintf(ids, sizeof ids, "%lld", id);
+	submit_claim(&c, "qc", tok, sizeof tok, ids, sizeof ids);
 	free(run(&c, c.worker, 0, "QUEUED (attempt 1, due again", "job",
 	    "fail", ids, "--lease-token", tok, "--error", "disk full",
 	    (char *)NULL));
 	free(run(&c, c.worker, 1, "mosctl: 409 ", "job", "fail", ids,
 	    "--lease-token", tok, "--error", "again", (char *)NULL));
-	id2 = job_id_of(run(&c, c.write, 0, "\"jobId\"", "job", "submit",
-	    "W-1", "probe", "--json", (char *)NULL));
-	id = claimed(run(&c, c.worker, 0, "\"leaseToken\"", "job", "claim",
-	    "--kind", "probe", "--worker", "w2", "--json", (char *)NULL), tok,
-	    sizeof tok);
-	assert_true(id == id2);
-	snprintf(ids, sizeof ids, "%lld", id);
+	submit_claim(&c, "probe", tok, sizeof tok, ids, sizeof ids);
 	free(run(&c, c.worker, 0, "FAILED", "job", "fail", ids,
 	    "--lease-token", tok, "--error", "corrupt source", "--no-retry",
 	    (char *)NULL));
